@@ -1,0 +1,66 @@
+"""The mixin every skhybrid estimator shares: privacy parameters, charging, randomness."""
+
+import math
+
+from ._validation import check_delta, check_epsilon, check_generator
+from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
+
+__all__ = ["PrivateEstimatorMixin", "nonprivate_event"]
+
+
+def nonprivate_event(population="central", source=""):
+    """The event of a non-private computation on private rows (``epsilon=np.inf``).
+
+    Recording it makes the accountant report an unbounded spend, and makes an accountant
+    with a finite budget refuse the fit: a baseline run on budgeted data is a release.
+    """
+    return PrivacyEvent("nonprivate", "nonprivate", math.inf, population=population,
+                        source=source)
+
+
+class PrivateEstimatorMixin:
+    """Shared plumbing for estimators with ``epsilon``, ``delta``, ``accountant``, ``random_state``.
+
+    Subclasses call, in ``fit`` and in this order:
+
+    1. :meth:`_check_privacy_params` (validates ε, δ and the accountant);
+    2. :meth:`_charge` with every event the fit will spend — computed from parameters and
+       the (public) mask alone — *before* touching private rows;
+    3. :meth:`_make_rng`, then run.
+    """
+
+    def _check_privacy_params(self, delta_required=False):
+        check_epsilon(self.epsilon, "epsilon", allow_inf=True)
+        check_delta(self.delta, "delta", strictly_positive=delta_required and not self.nonprivate)
+        if self.accountant is not None and not isinstance(self.accountant, PrivacyAccountant):
+            raise ValueError(
+                "accountant must be None or a skhybrid.accounting.PrivacyAccountant; got "
+                f"{type(self.accountant).__name__}."
+            )
+
+    @property
+    def nonprivate(self):
+        """True when ``epsilon=np.inf``: the paper's non-private algorithm (the baseline)."""
+        return math.isinf(self.epsilon)
+
+    def _make_rng(self):
+        return check_generator(self.random_state)
+
+    def _charge(self, events):
+        """Spend ``events`` on the accountant (atomically) and record ``privacy_spent_``.
+
+        Must be called before any private row is read. Raises
+        :class:`~skhybrid.accounting.BudgetExceededError` (nothing computed) if over budget.
+        """
+        source = type(self).__name__
+        events = [e for e in events if e is not None]
+        if self.accountant is not None:
+            self.accountant.spend(events, source=source)
+        target = self.delta if 0 < self.delta < 1 else None
+        spent = {}
+        for population in POPULATIONS:
+            mine = [e for e in events if e.population == population]
+            views = compose_events(mine, target)
+            spent[population] = min(views.values())
+        self.privacy_spent_ = spent
+        self.privacy_events_ = events

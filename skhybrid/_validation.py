@@ -1,0 +1,135 @@
+"""Input validation shared by every skhybrid estimator: masks, privacy parameters, bounds."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = [
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_mask",
+    "check_group_nonempty",
+    "check_generator",
+]
+
+
+def check_epsilon(epsilon, name="epsilon", allow_inf=False):
+    """Validate a privacy parameter ε > 0 (finite unless ``allow_inf``).
+
+    ``allow_inf=True`` accepts ``np.inf``, which runs an estimator's non-private baseline.
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or math.isnan(epsilon):
+        raise ValueError(f"{name} must be a positive float; got {epsilon!r}.")
+    if epsilon <= 0 or (math.isinf(epsilon) and not allow_inf):
+        what = "positive float (or np.inf for the non-private baseline)" if allow_inf else (
+            "positive finite float")
+        raise ValueError(f"{name} must be a {what}; got {epsilon!r}.")
+    return float(epsilon)
+
+
+def check_delta(delta, name="delta", strictly_positive=False):
+    """Validate δ ∈ [0, 1) (or (0, 1) when the mechanism needs δ > 0)."""
+    if isinstance(delta, bool) or not isinstance(delta, Real) or math.isnan(delta):
+        raise ValueError(f"{name} must be a float in [0, 1); got {delta!r}.")
+    if not (0 <= delta < 1) or (strictly_positive and delta == 0):
+        interval = "(0, 1)" if strictly_positive else "[0, 1)"
+        hint = " (this mechanism needs delta > 0)" if strictly_positive and delta == 0 else ""
+        raise ValueError(f"{name} must lie in {interval}{hint}; got {delta!r}.")
+    return float(delta)
+
+
+def check_positive(value, name, allow_inf=False, integer=False):
+    """Validate a positive finite bound (a norm bound, a count, a regularisation strength)."""
+    kind = Integral if integer else Real
+    if isinstance(value, bool) or not isinstance(value, kind) or math.isnan(value) or value <= 0 or (
+        math.isinf(value) and not allow_inf
+    ):
+        what = "positive integer" if integer else "positive finite float"
+        raise ValueError(f"{name} must be a {what}; got {value!r}.")
+    return int(value) if integer else float(value)
+
+
+def check_mask(mask, n_samples, name="public_mask"):
+    """Validate a row mask and return it as a boolean array of shape (n_samples,).
+
+    Parameters
+    ----------
+    mask : array-like of bool or {0, 1}, or None
+        One entry per row; True marks the more-trusted group (public rows, or the
+        curator's rows). Lists, numpy arrays and pandas Series are accepted. ``None``
+        means no row is in the trusted group.
+    n_samples : int
+        Number of rows of X. sklearn's metadata routing passes a wrong-length mask
+        through unsplit, so the length is checked here.
+    name : str
+        The parameter's name, used in error messages.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples,)
+    """
+    if mask is None:
+        return np.zeros(n_samples, dtype=bool)
+    if hasattr(mask, "to_numpy"):  # pandas Series / DataFrame column
+        mask = mask.to_numpy()
+    arr = np.asarray(mask)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-d array with one entry per row of X; got an array of shape "
+            f"{arr.shape}."
+        )
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} entries but X has {n_samples} rows; pass one boolean "
+            f"per row (inside a CV search, pass it as a fit parameter so it is split per fold)."
+        )
+    if arr.dtype == bool:
+        return arr.copy()
+    if arr.dtype.kind in "iuf":
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise ValueError(f"{name} contains NaN; every row must be marked True/False (1/0).")
+        if not np.isin(arr, (0, 1)).all():
+            bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5]
+            raise ValueError(
+                f"{name} must contain only booleans or 0/1; found values {bad.tolist()}."
+            )
+        return arr.astype(bool)
+    if arr.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in arr):
+        return arr.astype(bool)
+    raise ValueError(f"{name} must be boolean or 0/1; got dtype {arr.dtype}.")
+
+
+def check_group_nonempty(mask, name, group, trusted=True):
+    """Raise ValueError if the group selected by ``mask`` (or its complement) is empty."""
+    rows = mask if trusted else ~mask
+    if not rows.any():
+        raise ValueError(
+            f"{name} leaves no {group}: at least one row must be "
+            f"{'True' if trusted else 'False'} in {name}."
+        )
+
+
+def check_generator(random_state):
+    """Bridge sklearn's ``random_state`` to a :class:`numpy.random.Generator`.
+
+    ``None`` draws fresh OS entropy (never the global numpy state: a privacy mechanism
+    seeded from it would repeat noise after ``np.random.seed``); an int seeds a new
+    generator; a ``RandomState`` is wrapped around its bit generator (its state advances);
+    a ``Generator`` is used as is.
+
+    A fixed seed reused across CV folds or refits reuses noise: fine for tests and
+    reproductions, wrong for releases.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.Generator(random_state._bit_generator)
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(int(random_state))
+    raise ValueError(
+        f"random_state must be None, an int, a numpy RandomState or Generator; got {random_state!r}."
+    )

@@ -1,0 +1,22 @@
+"""Privacy accounting: events, composition, the shared accountant and its ledgers."""
+
+from ._accountant import BudgetExceededError, PrivacyAccountant, compose_events
+from ._composition import (
+    calibrate_gaussian_sigma,
+    calibrate_laplace_scale,
+    calibrate_pure_epsilon,
+)
+from ._events import POPULATIONS, PrivacyEvent
+from ._ledger import DetachedLedgerError
+
+__all__ = [
+    "PrivacyAccountant",
+    "PrivacyEvent",
+    "BudgetExceededError",
+    "DetachedLedgerError",
+    "POPULATIONS",
+    "compose_events",
+    "calibrate_pure_epsilon",
+    "calibrate_gaussian_sigma",
+    "calibrate_laplace_scale",
+]
