@@ -104,7 +104,7 @@ class ObjectivePerturbation:
         return norm * direction / np.linalg.norm(direction)
 
     def solve(self, X_hat, y_pm, b, u0=None, tol=1e-10, max_iter=1000):
-        """Minimise J_priv by L-BFGS; returns (u, n_iter)."""
+        """Minimise J_priv by L-BFGS; returns (u, n_iter, max |∇J_priv(u)|)."""
         n = self.n
         reg = self.lam + self.extra_reg
 
@@ -117,4 +117,7 @@ class ObjectivePerturbation:
         u0 = np.zeros(X_hat.shape[1]) if u0 is None else u0
         res = minimize(fun, u0, jac=True, method="L-BFGS-B",
                        options={"gtol": tol, "ftol": 0.0, "maxiter": max_iter})
-        return res.x, int(res.nit), bool(res.success)
+        # L-BFGS may stop on a line-search failure once float64 cannot decrease J further;
+        # what matters for the guarantee is how close to stationary the point is.
+        grad_norm = float(np.max(np.abs(fun(res.x)[1])))
+        return res.x, int(res.nit), grad_norm
