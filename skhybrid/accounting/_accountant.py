@@ -74,7 +74,7 @@ def compose_events(events, target_delta=None):
     eps, dels = _expand(events)
     basic_eps, basic_delta = comp.basic_composition(eps, dels)
     views = {"basic": (basic_eps, min(1.0, basic_delta))}
-    if target_delta is None or target_delta <= basic_delta or target_delta >= 1:
+    if target_delta is None or target_delta >= 1:
         return views
 
     # Kairouz-Oh-Viswanath closed form, with all the δ headroom given to its slack.
@@ -82,29 +82,27 @@ def compose_events(events, target_delta=None):
     slack = 1.0 - (1.0 - target_delta) / prod if prod > 0 else 0.0
     if slack > 0:
         views["kov"] = comp.kov_composition(eps, dels, slack)
+        if len({(e.epsilon, e.delta) for e in events}) == 1:
+            opt = comp.optimal_homogeneous_epsilon(eps[0], dels[0], len(eps), target_delta)
+            if np.isfinite(opt):
+                views["optimal"] = (opt, target_delta)
 
-    if len({(e.epsilon, e.delta) for e in events}) == 1:
-        k = len(eps)
-        opt = comp.optimal_homogeneous_epsilon(eps[0], dels[0], k, target_delta)
-        if np.isfinite(opt):
-            views["optimal"] = (opt, target_delta)
-
-    # zCDP view: every event with a zCDP characterisation, the rest by basic composition.
-    zc = [e for e in events if _rho_of(e) is not None]
-    if zc:
-        rest = [e for e in events if _rho_of(e) is None]
+    # zCDP and exact-Gaussian views: events with that characterisation compose in it (their
+    # calibration δ plays no part), the rest by basic composition, δ budgets added.
+    for name, member, compose in (
+        ("zcdp", lambda e: _rho_of(e) is not None,
+         lambda ev, d: comp.zcdp_epsilon(sum(_rho_of(e) * e.count for e in ev), d)),
+        ("gaussian", lambda e: e.kind == "gaussian",
+         lambda ev, d: comp.gaussian_epsilon(
+             comp.compose_gaussian_mu([e.mu for e in ev for _ in range(e.count)]), d)),
+    ):
+        inside = [e for e in events if member(e)]
+        if not inside:
+            continue
+        rest = [e for e in events if not member(e)]
         r_eps, r_del = comp.basic_composition(*_expand(rest)) if rest else (0.0, 0.0)
         if r_del < target_delta:
-            rho = sum(_rho_of(e) * e.count for e in zc)
-            views["zcdp"] = (comp.zcdp_epsilon(rho, target_delta - r_del) + r_eps, target_delta)
-
-    gauss = [e for e in events if e.kind == "gaussian"]
-    if gauss:
-        rest = [e for e in events if e.kind != "gaussian"]
-        r_eps, r_del = comp.basic_composition(*_expand(rest)) if rest else (0.0, 0.0)
-        if r_del < target_delta:
-            mu = comp.compose_gaussian_mu([e.mu for e in gauss for _ in range(e.count)])
-            views["gaussian"] = (comp.gaussian_epsilon(mu, target_delta - r_del) + r_eps, target_delta)
+            views[name] = (compose(inside, target_delta - r_del) + r_eps, target_delta)
     return views
 
 

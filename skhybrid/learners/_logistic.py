@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, Options
@@ -159,11 +159,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.verbose = verbose
 
     def _check_fit_params(self):
+        # sklearn's Interval(..., None) constraints already exclude inf for C and the bounds.
         self._validate_params()
         self._check_privacy_params()
-        for name in ("C", "data_norm", "intercept_scaling"):
-            if not math.isfinite(getattr(self, name)):
-                raise ValueError(f"{name} must be finite; got {getattr(self, name)!r}.")
 
     def fit(self, X, y, *, public_mask=None):
         """Fit the model; private rows are protected by ε-DP.
@@ -219,6 +217,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                     f"L-BFGS stopped with gradient norm {grad_norm:.2g} after {nit} iterations "
                     "(objective perturbation assumes the exact minimiser); increase max_iter.",
                     ConvergenceWarning,
+                    stacklevel=2,
                 )
             if self.verbose:
                 print(f"[DPLogisticRegression] problem {k + 1}/{n_problems}: {nit} iterations")

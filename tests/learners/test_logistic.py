@@ -1,0 +1,165 @@
+"""DPLogisticRegression: the non-private limit, accuracy, charges, noise-call spy, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+
+from skhybrid.accounting import PrivacyAccountant, calibrate_pure_epsilon
+from skhybrid.learners import DPLogisticRegression
+from skhybrid.learners._objective_perturbation import ObjectivePerturbation
+from skhybrid.mechanisms._noise import record_noise
+
+
+def _inside_ball(X, radius=1.0):
+    return X / np.linalg.norm(X, axis=1).max() * radius * 0.999
+
+
+def test_inf_epsilon_equals_sklearn_binary():
+    X, y = make_classification(n_samples=500, n_features=5, random_state=0)
+    X = _inside_ball(X)
+    ours = DPLogisticRegression(epsilon=np.inf, C=0.7).fit(X, y)
+    ref = LogisticRegression(solver="liblinear", C=0.7, tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-5)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-6)
+
+
+def test_inf_epsilon_equals_sklearn_without_intercept():
+    X, y = make_classification(n_samples=300, n_features=4, random_state=1)
+    X = _inside_ball(X, 2.0)
+    ours = DPLogisticRegression(epsilon=np.inf, C=2.0, data_norm=2.0, fit_intercept=False).fit(X, y)
+    ref = LogisticRegression(C=2.0, tol=1e-12, max_iter=10_000, fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
+
+
+def test_inf_epsilon_multiclass_is_one_vs_rest():
+    X, y = load_iris(return_X_y=True)
+    ours = DPLogisticRegression(epsilon=np.inf, data_norm=12.0).fit(X, y)  # no row clipped
+    ref = OneVsRestClassifier(
+        LogisticRegression(solver="liblinear", tol=1e-12, max_iter=10_000)).fit(X, y)
+    coefs = np.vstack([e.coef_ for e in ref.estimators_])
+    np.testing.assert_allclose(ours.coef_, coefs, atol=1e-4)
+    assert (ours.predict(X) == ref.predict(X)).mean() > 0.98
+
+
+def test_accuracy_approaches_nonprivate_as_epsilon_grows():
+    X, y = make_classification(n_samples=4000, n_features=5, n_informative=3, random_state=0)
+    Xtr, ytr, Xte, yte = X[:3000], y[:3000], X[3000:], y[3000:]
+    base = DPLogisticRegression(epsilon=np.inf, data_norm=4.0).fit(Xtr, ytr).score(Xte, yte)
+    acc = {eps: np.mean([DPLogisticRegression(epsilon=eps, data_norm=4.0, random_state=s)
+                         .fit(Xtr, ytr).score(Xte, yte) for s in range(5)])
+           for eps in (0.05, 1.0, 10.0)}
+    assert acc[10.0] >= base - 0.02
+    assert acc[1.0] >= base - 0.05
+    assert acc[0.05] < acc[10.0]  # the noise is real
+
+
+def test_charges_and_privacy_spent():
+    X, y = load_iris(return_X_y=True)
+    acc = PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=8.0, accountant=acc,
+                               random_state=0).fit(X, y)
+    (event,) = acc.events
+    assert event.count == 3 and event.kind == "pure"
+    assert event.epsilon == pytest.approx(calibrate_pure_epsilon(1.0, 1e-6, 3))
+    assert event.epsilon >= 1.0 / 3
+    assert clf.privacy_spent_["central"][0] <= 1.0 + 1e-9
+    assert clf.privacy_spent_["local"] == (0.0, 0.0)
+
+
+def test_public_rows_are_free_and_all_public_costs_nothing():
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    acc = PrivacyAccountant(epsilon=1.0)
+    DPLogisticRegression(epsilon=1.0, accountant=acc, random_state=0).fit(
+        X, y, public_mask=np.arange(200) < 150)
+    assert acc.spent() == (1.0, 0.0)
+    clf = DPLogisticRegression(epsilon=1.0, accountant=acc).fit(X, y, public_mask=np.ones(200, bool))
+    assert clf.privacy_spent_["central"] == (0.0, 0.0) and len(acc.events) == 1
+
+
+def test_noise_call_spy_matches_the_charged_events():
+    X, y = load_iris(return_X_y=True)
+    acc = PrivacyAccountant()
+    with record_noise() as draws:
+        DPLogisticRegression(epsilon=2.0, data_norm=8.0, accountant=acc, random_state=0).fit(X, y)
+    (event,) = acc.events
+    gammas = [d for d in draws if d.kind == "gamma"]
+    assert len(gammas) == event.count == 3
+    eps_prime = ObjectivePerturbation(event.epsilon, event.params["lambda"], 150).eps_prime
+    assert eps_prime == event.params["eps_prime"]
+    for d in gammas:
+        assert d.scale == pytest.approx(2.0 / eps_prime) and d.tag == "objective_perturbation"
+    # besides the norms, only the uniform directions (scale 1) are drawn
+    assert {d.kind for d in draws} == {"gamma", "gaussian"}
+    assert all(d.scale == 1.0 for d in draws if d.kind == "gaussian")
+
+
+def test_small_epsilon_uses_the_extra_regulariser_branch():
+    mech = ObjectivePerturbation(epsilon=0.01, lam=1e-4, n_samples=100)
+    # ε' = ε − log(1 + 2c/(nΛ) + (c/(nΛ))²) ≤ 0 here, so CMS step 2 applies
+    assert mech.eps_prime == pytest.approx(0.005)
+    assert mech.extra_reg == pytest.approx(0.25 / (100 * math.expm1(0.01 / 4)) - 1e-4)
+    big = ObjectivePerturbation(epsilon=1.0, lam=0.1, n_samples=1000)
+    ratio = 0.25 / 100
+    assert big.eps_prime == pytest.approx(1.0 - math.log(1 + 2 * ratio + ratio**2))
+    assert big.extra_reg == 0.0
+
+
+def test_rows_beyond_data_norm_are_clipped():
+    X, y = make_classification(n_samples=100, n_features=3, n_redundant=0, random_state=0)
+    far = X.copy()
+    far[0] *= 1e6  # a private outlier cannot pull the model further than a row at the bound
+    a = DPLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(far, y)
+    b = DPLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(
+        np.vstack([X[0] / np.linalg.norm(X[0]) * 1.0, X[1:]]), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
+
+
+def test_same_seed_same_model_different_seed_different_model():
+    X, y = make_classification(n_samples=100, n_features=3, n_redundant=0, random_state=0)
+    a = DPLogisticRegression(epsilon=1.0, random_state=1).fit(X, y).coef_
+    b = DPLogisticRegression(epsilon=1.0, random_state=1).fit(X, y).coef_
+    c = DPLogisticRegression(epsilon=1.0, random_state=2).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+@pytest.mark.parametrize(
+    "kwargs, X_bad, message",
+    [
+        ({}, "nan", "Input X contains NaN"),
+        ({}, "inf", "Input X contains infinity"),
+        ({"epsilon": 0.0}, None, "'epsilon' parameter"),
+        ({"epsilon": -1.0}, None, "'epsilon' parameter"),
+        ({"delta": 1.0}, None, "'delta' parameter"),
+        ({"C": np.inf}, None, "'C' parameter"),
+        ({"data_norm": 0.0}, None, "'data_norm' parameter"),
+        ({"classes": [0, 2]}, None, r"labels outside classes=\[0, 2\]"),
+    ],
+)
+def test_bad_input(kwargs, X_bad, message):
+    X, y = make_classification(n_samples=50, n_features=3, n_redundant=0, random_state=0)
+    if X_bad == "nan":
+        X[3, 1] = np.nan
+    elif X_bad == "inf":
+        X[3, 1] = np.inf
+    with pytest.raises(ValueError, match=message):
+        DPLogisticRegression(**kwargs).fit(X, y)
+
+
+def test_single_class_is_refused():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPLogisticRegression().fit(X, np.zeros(20))
+
+
+def test_mask_errors_name_public_mask():
+    X, y = make_classification(n_samples=50, n_features=3, n_redundant=0, random_state=0)
+    with pytest.raises(ValueError, match="public_mask has 49 entries"):
+        DPLogisticRegression().fit(X, y, public_mask=np.ones(49, bool))
+    with pytest.raises(ValueError, match="public_mask must contain only booleans or 0/1"):
+        DPLogisticRegression().fit(X, y, public_mask=np.full(50, 3))

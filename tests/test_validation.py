@@ -1,0 +1,96 @@
+"""Mask, privacy-parameter and randomness validation shared by all learners."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skhybrid._validation import (
+    check_delta,
+    check_epsilon,
+    check_generator,
+    check_group_nonempty,
+    check_mask,
+)
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [[True, False, True], [1, 0, 1], np.array([1.0, 0.0, 1.0]), pd.Series([True, False, True]),
+     np.array([True, False, True])],
+)
+def test_accepted_masks(mask):
+    out = check_mask(mask, 3, "public_mask")
+    assert out.dtype == bool and out.tolist() == [True, False, True]
+
+
+def test_none_means_no_trusted_row():
+    assert check_mask(None, 4, "curator_mask").tolist() == [False] * 4
+
+
+@pytest.mark.parametrize(
+    "mask, message",
+    [
+        ([True, False], "public_mask has 2 entries but X has 3 rows"),
+        ([[True, False, True]], "public_mask must be a 1-d array"),
+        ([1, 2, 0], r"only booleans or 0/1; found values \[2\]"),
+        ([1.0, np.nan, 0.0], "public_mask contains NaN"),
+        (["a", "b", "c"], "public_mask must be boolean or 0/1"),
+    ],
+)
+def test_rejected_masks(mask, message):
+    with pytest.raises(ValueError, match=message):
+        check_mask(mask, 3, "public_mask")
+
+
+def test_mask_name_is_used_in_messages():
+    with pytest.raises(ValueError, match="curator_mask has 1 entries"):
+        check_mask([True], 2, "curator_mask")
+
+
+def test_empty_group_names_the_group():
+    with pytest.raises(ValueError, match="curator_mask leaves no local agents"):
+        check_group_nonempty(np.ones(3, bool), "curator_mask", "local agents", trusted=False)
+
+
+@pytest.mark.parametrize("eps", [0, -1, np.nan, "1", True])
+def test_invalid_epsilon(eps):
+    with pytest.raises(ValueError, match="epsilon"):
+        check_epsilon(eps)
+
+
+def test_inf_epsilon_only_when_allowed():
+    assert check_epsilon(np.inf, allow_inf=True) == np.inf
+    with pytest.raises(ValueError, match="finite"):
+        check_epsilon(np.inf)
+
+
+@pytest.mark.parametrize("delta", [-0.1, 1.0, np.nan])
+def test_invalid_delta(delta):
+    with pytest.raises(ValueError, match="delta"):
+        check_delta(delta)
+
+
+def test_delta_required_positive():
+    with pytest.raises(ValueError, match="needs delta > 0"):
+        check_delta(0.0, strictly_positive=True)
+
+
+def test_generator_bridge():
+    a = check_generator(3).normal(size=3)
+    b = check_generator(3).normal(size=3)
+    np.testing.assert_array_equal(a, b)
+    rs = np.random.RandomState(0)
+    g = check_generator(rs)
+    before = rs.get_state()[2]
+    g.normal(size=10)
+    assert rs.get_state()[2] != before  # the RandomState advances with the Generator
+    gen = np.random.default_rng(1)
+    assert check_generator(gen) is gen
+    # None never touches numpy's global state
+    np.random.seed(0)
+    x1 = check_generator(None).normal()
+    np.random.seed(0)
+    x2 = check_generator(None).normal()
+    assert x1 != x2
+    with pytest.raises(ValueError, match="random_state"):
+        check_generator("seed")
