@@ -1,0 +1,312 @@
+"""Block-streamed error counts and the one-pass exponential mechanism for PPM halfspaces.
+
+Exact error formula
+-------------------
+Let ``c_{kj} = 1(x_j ∈ halfspace k)``, ``r_j = 1(x_j ∈ Aff)``, ``s_j = +1`` if row ``j``
+carries the private class and ``-1`` otherwise, and ``N`` the number of public-class
+rows. A row is inside a non-empty intersection ``g`` iff ``r_j ∏_{k∈g} c_{kj} = 1``;
+inside, it is an error iff it has the private class; outside, iff it has the public
+class. Hence, exactly,
+
+    errors(g) = N + Σ_j s_j r_j ∏_{k∈g} c_{kj},          errors(∅) = N.
+
+The errors of an intersection are *not* a sum of per-member errors; the additive
+form is either the count of violated members compared with zero (row ``j`` is inside
+iff ``Σ_{k∈g} (1 - c_{kj}) = 0``), or the inclusion–exclusion expansion
+``∏(1 - v_k) = Σ_{T⊆g} (-1)^{|T|} ∏_{k∈T} v_k``. What makes blocks cheap is that the
+formula is *linear in the last member*: for ``g = P ∪ {k}``,
+``errors(g) = N + ⟨s ⊙ r ⊙ ∏_{P} c, c_k⟩``. A block of tuples sharing a few prefixes
+``P`` is therefore one float32 matrix product ``T @ C^T`` with one row of ``T`` per
+prefix. All partial sums are integers of magnitude at most ``n``, so float32 is
+exact while ``n < 2^24`` (float64 is used beyond).
+"""
+
+import numpy as np
+
+from ..mechanisms import _noise
+from ..mechanisms._base import check_epsilon, check_sensitivity
+
+__all__ = [
+    "Selection",
+    "containment_matrix",
+    "count_errors_blocked",
+    "error_weights",
+    "halfspace_violations",
+    "iter_error_blocks",
+    "streamed_exponential_mechanism",
+]
+
+_FLOAT32_EXACT = 2**24
+_WORK_FLOATS = 2**23  # ~32 MB of float32 temporaries per chunk
+
+
+def halfspace_violations(W, B, X, *, tol=0.0):
+    """Which rows lie outside which halfspace.
+
+    Parameters
+    ----------
+    W : array-like of shape (h, n_features)
+    B : array-like of shape (h,)
+        Halfspace ``g`` is the closed set ``{x : W[g]·x <= B[g]}``.
+    X : array-like of shape (n_samples, n_features)
+    tol : float, default=0.0
+        Slack: ``x`` is inside when ``W[g]·x <= B[g] + tol``. Derive it from public
+        rows only (:func:`~skhybrid.ppm._candidates.membership_tolerance`).
+
+    Returns
+    -------
+    violated : ndarray of bool, shape (h, n_samples)
+    """
+    W = np.asarray(W, dtype=float)
+    X = np.asarray(X, dtype=float)
+    B = np.asarray(B, dtype=float).reshape(-1)
+    if W.ndim != 2 or X.ndim != 2 or W.shape[1] != X.shape[1] or B.shape[0] != W.shape[0]:
+        raise ValueError(
+            f"W must have shape (h, n_features), B shape (h,) and X shape "
+            f"(n_samples, n_features); got {W.shape}, {B.shape}, {X.shape}."
+        )
+    return (W @ X.T) > (B + tol)[:, None]
+
+
+def containment_matrix(W, B, X, *, tol=0.0, dtype=None):
+    """``C[k, j] = 1.0`` if row ``j`` is inside halfspace ``k`` (float32 for BLAS).
+
+    ``dtype`` defaults to float32, or float64 when ``n_samples >= 2**24`` (where
+    float32 sums of 0/±1 values stop being exact).
+    """
+    violated = halfspace_violations(W, B, X, tol=tol)
+    if dtype is None:
+        dtype = np.float32 if violated.shape[1] < _FLOAT32_EXACT else np.float64
+    return (~violated).astype(dtype)
+
+
+def error_weights(is_private_class, in_region=None, dtype=np.float32):
+    """Per-row weights ``s ⊙ r`` and the constant ``N`` of the error formula.
+
+    Parameters
+    ----------
+    is_private_class : array-like of bool, shape (n_samples,)
+        ``True`` for rows whose *label* is the private class (in the label-determined
+        model, every private row; under relaxation (ii) public rows may be either).
+    in_region : array-like of bool, shape (n_samples,), default=None
+        ``r_j = 1(x_j ∈ Aff)``, e.g. ``~halfspace_violations(*affine_hull_halfspaces(...),
+        X).any(axis=0)``; ``None`` means ``Aff = R^d``.
+    dtype : dtype, default=np.float32
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,)
+    n_public_class : int
+        ``N``: the errors of the empty hypothesis (private class everywhere).
+    """
+    priv = np.asarray(is_private_class, dtype=bool).reshape(-1)
+    weights = np.where(priv, 1.0, -1.0)
+    if in_region is not None:
+        region = np.asarray(in_region, dtype=bool).reshape(-1)
+        if region.shape != priv.shape:
+            raise ValueError(
+                f"in_region must have shape {priv.shape} like is_private_class; got {region.shape}."
+            )
+        weights = weights * region
+    return weights.astype(dtype), int(np.count_nonzero(~priv))
+
+
+def count_errors_blocked(contain, weights, n_public_class, block):
+    """Errors of every intersection in one block (exact; see the module docstring).
+
+    Parameters
+    ----------
+    contain : ndarray of shape (h, n_samples)
+        From :func:`containment_matrix`.
+    weights : ndarray of shape (n_samples,)
+    n_public_class : int
+        From :func:`error_weights`.
+    block : ndarray of int, shape (n_block, m)
+        Member indices; ``m = 0`` is the empty hypothesis. Fastest when tuples sharing
+        their first ``m - 1`` members are contiguous (as from
+        :func:`~skhybrid.ppm._candidates.intersections_exact`), but any order is exact.
+
+    Returns
+    -------
+    errors : ndarray of int64, shape (n_block,)
+    """
+    block = np.asarray(block, dtype=np.intp)
+    if block.ndim != 2:
+        raise ValueError(f"block must be a 2-d array of member indices; got shape {block.shape}.")
+    n_block, m = block.shape
+    if m == 0:
+        return np.full(n_block, n_public_class, dtype=np.int64)
+    prefixes, last = block[:, :-1], block[:, -1]
+    if m == 1 or n_block == 1:
+        starts = np.array([0])
+        run = np.zeros(n_block, dtype=np.intp)
+    else:
+        new_run = np.any(prefixes[1:] != prefixes[:-1], axis=1)
+        starts = np.concatenate([[0], np.flatnonzero(new_run) + 1])
+        run = np.concatenate([[0], np.cumsum(new_run)])
+    errors = np.empty(n_block, dtype=np.int64)
+    # Runs are processed in chunks so that the (runs × rows) and (runs × members)
+    # temporaries stay below _WORK_FLOATS whatever the block's shape.
+    width = max(weights.size, contain.shape[0], 1)
+    step = max(1, _WORK_FLOATS // width)
+    bounds = np.append(starts, n_block)
+    for r0 in range(0, starts.size, step):
+        r1 = min(starts.size, r0 + step)
+        rows = slice(bounds[r0], bounds[r1])
+        T = np.broadcast_to(weights, (r1 - r0, weights.size)).copy()
+        for col in range(m - 1):
+            T *= contain[prefixes[starts[r0:r1], col]]
+        lo, hi = int(last[rows].min()), int(last[rows].max()) + 1
+        inner = T @ contain[lo:hi].T  # (runs, hi - lo): one BLAS call per chunk
+        errors[rows] = np.rint(inner[run[rows] - r0, last[rows] - lo])
+    return errors + n_public_class
+
+
+def iter_error_blocks(contain, weights, n_public_class, blocks):
+    """Lazily pair each block of member indices with its error counts.
+
+    Yields zero-argument callables returning ``(scores, block)`` with
+    ``scores = -errors``, the form :func:`streamed_exponential_mechanism` accepts (and
+    can evaluate on joblib threads).
+    """
+    for block in blocks:
+        yield _ScoreBlock(contain, weights, n_public_class, block)
+
+
+class _ScoreBlock:
+    __slots__ = ("block", "contain", "n_public_class", "weights")
+
+    def __init__(self, contain, weights, n_public_class, block):
+        self.contain = contain
+        self.weights = weights
+        self.n_public_class = n_public_class
+        self.block = block
+
+    def __call__(self):
+        errors = count_errors_blocked(self.contain, self.weights, self.n_public_class, self.block)
+        return -errors.astype(float), self.block
+
+
+class Selection:
+    """Outcome of :func:`streamed_exponential_mechanism`.
+
+    Attributes
+    ----------
+    index : int
+        Position of the winner in the concatenated stream of scores.
+    score : float
+        Its (noise-free) score. Private: do not release it.
+    candidate : object
+        The winner's row of the block's candidate array, or ``None`` when blocks
+        carried scores only.
+    n_candidates : int
+        Number of candidates streamed.
+    """
+
+    __slots__ = ("candidate", "index", "n_candidates", "score")
+
+    def __init__(self, index, score, candidate, n_candidates):
+        self.index = index
+        self.score = score
+        self.candidate = candidate
+        self.n_candidates = n_candidates
+
+    def __repr__(self):
+        return (
+            f"Selection(index={self.index}, score={self.score}, "
+            f"candidate={self.candidate!r}, n_candidates={self.n_candidates})"
+        )
+
+
+def _split(item):
+    if isinstance(item, tuple):
+        scores, candidates = item
+    else:
+        scores, candidates = item, None
+    scores = np.asarray(scores, dtype=float).reshape(-1)
+    if np.isnan(scores).any() or np.isposinf(scores).any():
+        raise ValueError("scores must not contain NaN or +inf (use -inf to exclude a candidate).")
+    if candidates is not None and len(candidates) != scores.size:
+        raise ValueError(
+            f"each block's candidates must match its scores; got {len(candidates)} "
+            f"candidates for {scores.size} scores."
+        )
+    return scores, candidates
+
+
+def _evaluated(score_blocks, n_jobs):
+    if n_jobs in (None, 1):
+        for item in score_blocks:
+            yield item() if callable(item) else item
+        return
+    from joblib import Parallel, delayed
+
+    # Threads, not processes: workers only run BLAS (which releases the GIL) and the
+    # noise is drawn here, in stream order, so the output is identical for any n_jobs.
+    parallel = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")
+    yield from parallel(
+        delayed(item)() if callable(item) else delayed(lambda x: x)(item) for item in score_blocks
+    )
+
+
+def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n_jobs=None):
+    """One-pass exponential mechanism over a stream of score blocks (Gumbel-max).
+
+    Selects candidate ``i`` with probability ``∝ exp(ε q_i / (2Δ))`` (McSherry & Talwar
+    2007, Thm 6: ε-DP when every score has sensitivity ``Δ``). By the Gumbel-max trick
+    (Gumbel 1954; Yellott 1977; see also Durfee & Rogers 2019), ``argmax_i q_i + G_i``
+    with ``G_i`` i.i.d. Gumbel(0, 2Δ/ε) has exactly this law. The argmax of a
+    concatenation is the best of the per-block argmaxes, so the blocks are consumed
+    one at a time: memory is one block, independent of the number of candidates.
+    Noise is drawn block by block through :func:`skhybrid.mechanisms._noise.gumbel`
+    (tag ``"ppm-exponential"``), one variate per candidate.
+
+    For PPM halfspaces (Bassily, Moran & Nandi 2020, Algorithm 2, Step 9) the score is
+    ``-errors`` on all rows with ``Δ = 1`` for replacing one private row (Lemma 4.1).
+
+    Parameters
+    ----------
+    score_blocks : iterable
+        Items are a 1-d array of scores, a tuple ``(scores, candidates)`` with
+        ``len(candidates) == len(scores)``, or a zero-argument callable returning
+        either (evaluated lazily, on joblib threads when ``n_jobs`` is set).
+    epsilon : float
+        ε > 0; ``np.inf`` returns the exact argmax (first index on ties) and draws no
+        noise — the non-private baseline.
+    sensitivity : float
+        ``Δ > 0``.
+    rng : numpy.random.Generator
+    n_jobs : int or None, default=None
+        Threads evaluating callable blocks. Noise is always drawn sequentially in
+        stream order from ``rng``, so the selection is identical for every ``n_jobs``
+        at a fixed seed; at most about ``2 · n_jobs`` blocks are held in memory.
+
+    Returns
+    -------
+    selection : Selection
+    """
+    epsilon = check_epsilon(epsilon, allow_inf=True)
+    sensitivity = check_sensitivity(sensitivity)
+    scale = 2.0 * sensitivity / epsilon
+    best_index, best_noisy, best_score, best_candidate = -1, -np.inf, None, None
+    offset = 0
+    for item in _evaluated(score_blocks, n_jobs):
+        scores, candidates = _split(item)
+        if scores.size == 0:
+            continue
+        if np.isinf(epsilon):
+            noisy = scores
+        else:
+            noisy = scores + _noise.gumbel(rng, scale, size=scores.size, tag="ppm-exponential")
+        local = int(np.argmax(noisy))
+        # Strict ">" keeps the earliest winner on ties (exact argmax at ε = inf).
+        if best_index < 0 or noisy[local] > best_noisy:
+            best_index, best_noisy = offset + local, noisy[local]
+            best_score = float(scores[local])
+            best_candidate = None if candidates is None else candidates[local]
+        offset += scores.size
+    if best_index < 0:
+        raise ValueError(
+            "score_blocks yielded no candidate; the candidate class must be non-empty."
+        )
+    return Selection(best_index, best_score, best_candidate, offset)

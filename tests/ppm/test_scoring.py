@@ -1,0 +1,241 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from skhybrid.mechanisms import exponential_mechanism
+from skhybrid.mechanisms._noise import record_noise
+from skhybrid.ppm._candidates import (
+    affine_hull,
+    affine_hull_halfspaces,
+    direction_net_halfspaces,
+    hull_facets,
+    intersections_exact,
+    membership_tolerance,
+    supporting_halfspaces_exact,
+)
+from skhybrid.ppm._scoring import (
+    containment_matrix,
+    count_errors_blocked,
+    error_weights,
+    halfspace_violations,
+    iter_error_blocks,
+    streamed_exponential_mechanism,
+)
+
+
+def _naive_errors(W, B, X, is_priv, members, tol, region=None):
+    """Per-candidate Python loop: predict, compare, count."""
+    if len(members) == 0:
+        pred_priv = np.ones(len(X), dtype=bool)
+    else:
+        inside = np.ones(len(X), dtype=bool)
+        for k in members:
+            inside &= X @ W[k] <= B[k] + tol
+        if region is not None:
+            inside &= region
+        pred_priv = ~inside
+    return int(np.sum(pred_priv != is_priv))
+
+
+def _problem(d, n_pub, n, seed, lower_dim=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    public = np.zeros(n, dtype=bool)
+    public[:n_pub] = True
+    if lower_dim:
+        X[public, -1] = 0.5  # public points on a hyperplane
+        X[n_pub : n_pub + 3, -1] = 0.5  # a few private rows on it too
+    # Relaxation (ii): some public rows carry the private class.
+    is_priv = ~public | (rng.random(n) < 0.1)
+    return X, public, is_priv
+
+
+@pytest.mark.parametrize("d, n_pub, lower_dim", [(2, 6, False), (3, 5, False), (3, 6, True)])
+def test_blocked_errors_equal_naive_loop(d, n_pub, lower_dim):
+    X, public, is_priv = _problem(d, n_pub, 40, d, lower_dim)
+    Xp = X[public]
+    tol = membership_tolerance(Xp)
+    W, B = supporting_halfspaces_exact(Xp)
+    origin, basis = affine_hull(Xp)
+    k = basis.shape[1]
+    Wa, Ba = affine_hull_halfspaces(origin, basis)
+    region = ~halfspace_violations(Wa, Ba, X, tol=tol).any(axis=0)
+    assert lower_dim == (not region.all())
+    C = containment_matrix(W, B, X, tol=tol)
+    weights, n_pub_class = error_weights(is_priv, region)
+    rng = np.random.default_rng(0)
+    seen = 0
+    for block in intersections_exact(W.shape[0], k, block_size=97):
+        errors = count_errors_blocked(C, weights, n_pub_class, block)
+        # Check a random subset of each block against the loop (all of small blocks).
+        rows = rng.choice(len(block), size=min(len(block), 12), replace=False)
+        for r in rows:
+            assert errors[r] == _naive_errors(W, B, X, is_priv, block[r], tol, region)
+        seen += len(block)
+    assert seen > 1
+
+
+def test_blocked_errors_any_order_and_full_hull():
+    X, public, is_priv = _problem(2, 15, 60, 11)
+    tol = membership_tolerance(X[public])
+    W, B = hull_facets(X[public])
+    C = containment_matrix(W, B, X, tol=tol)
+    weights, n_pub_class = error_weights(is_priv)
+    blocks = list(intersections_exact(W.shape[0], 2, include_all=True))
+    allblock = blocks[-1]
+    errs = count_errors_blocked(C, weights, n_pub_class, allblock)
+    assert errs[0] == _naive_errors(W, B, X, is_priv, allblock[0], tol)
+    pairs = blocks[2][np.random.default_rng(1).permutation(len(blocks[2]))]
+    errs = count_errors_blocked(C, weights, n_pub_class, pairs)
+    np.testing.assert_array_equal(
+        errs, [_naive_errors(W, B, X, is_priv, p, tol) for p in pairs]
+    )
+    # Empty hypothesis: the public-class rows are its errors.
+    assert count_errors_blocked(C, weights, n_pub_class, blocks[0])[0] == np.sum(~is_priv)
+
+
+def test_halfspace_violations_matches_loop():
+    rng = np.random.default_rng(3)
+    W, B, X = rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=(20, 3))
+    V = halfspace_violations(W, B, X)
+    for k in range(5):
+        for j in range(20):
+            assert V[k, j] == (W[k] @ X[j] > B[k])
+    assert containment_matrix(W, B, X).dtype == np.float32
+    with pytest.raises(ValueError):
+        halfspace_violations(W, B, X[:, :2])
+
+
+def test_replacing_one_private_row_moves_every_score_by_at_most_one():
+    X, public, is_priv = _problem(2, 6, 30, 4)
+    W, B = supporting_halfspaces_exact(X[public])
+    tol = membership_tolerance(X[public])
+    X2 = X.copy()
+    j = np.flatnonzero(~public)[0]
+    X2[j] = [0.01, -0.02]  # move a private row deep into the public cloud
+    diffs = []
+    for Xc in (X, X2):
+        C = containment_matrix(W, B, Xc, tol=tol)
+        w, n0 = error_weights(is_priv)
+        diffs.append(
+            np.concatenate(
+                [count_errors_blocked(C, w, n0, b) for b in intersections_exact(len(W), 2)]
+            )
+        )
+    delta = np.abs(diffs[0] - diffs[1])
+    assert delta.max() == 1
+
+
+def test_exact_erm_is_consistent_in_realizable_case():
+    # Corollary 4.4: some g in G has no more errors than the best halfspace (here 0).
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    X = X[np.abs(X @ [1.0, 1.0] - 0.3) > 0.1]
+    is_priv = X @ [1.0, 1.0] > 0.3
+    public = ~is_priv
+    Xp = X[public][:10]
+    X = np.vstack([Xp, X[is_priv]])
+    is_priv = np.r_[np.zeros(len(Xp), bool), np.ones(is_priv.sum(), bool)]
+    for family in (supporting_halfspaces_exact, hull_facets):
+        W, B = family(Xp)
+        C = containment_matrix(W, B, X, tol=membership_tolerance(Xp))
+        w, n0 = error_weights(is_priv)
+        blocks = iter_error_blocks(C, w, n0, intersections_exact(len(W), 2, include_all=True))
+        sel = streamed_exponential_mechanism(blocks, np.inf, 1.0, None)
+        assert sel.score == 0.0
+
+
+def test_epsilon_inf_is_exact_argmax_first_on_ties():
+    blocks = [np.array([1.0, 3.0]), (np.array([0.0, 3.0, 2.0]), np.arange(10, 13)), np.array([3.0])]
+    with record_noise() as draws:
+        sel = streamed_exponential_mechanism(blocks, np.inf, 1.0, np.random.default_rng(0))
+    assert (sel.index, sel.score, sel.candidate, sel.n_candidates) == (1, 3.0, None, 6)
+    assert draws == []
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        scores = rng.integers(-5, 5, size=37).astype(float)
+        parts = np.split(scores, [5, 6, 20])
+        assert streamed_exponential_mechanism(parts, np.inf, 1.0, None).index == np.argmax(scores)
+
+
+def test_noise_goes_through_noise_module():
+    with record_noise() as draws:
+        rng = np.random.default_rng(0)
+        streamed_exponential_mechanism([np.zeros(4), np.zeros(6)], 0.5, 2.0, rng)
+    assert [(d.kind, d.scale, d.count, d.tag) for d in draws] == [
+        ("gumbel", 8.0, 4, "ppm-exponential"),
+        ("gumbel", 8.0, 6, "ppm-exponential"),
+    ]
+
+
+def test_streamed_matches_naive_exponential_mechanism_in_distribution():
+    scores = np.array([0.0, -1.0, -2.0, -0.5, -3.0, -1.5, -0.2, -4.0, -1.0, -2.5])
+    epsilon, sensitivity, n_draws = 2.0, 1.0, 20000
+    p = np.exp(epsilon * scores / (2 * sensitivity))
+    p /= p.sum()
+    parts = [scores[:3], scores[3:4], scores[4:]]
+    rng = np.random.default_rng(12345)
+    streamed = np.array(
+        [
+            streamed_exponential_mechanism(parts, epsilon, sensitivity, rng).index
+            for _ in range(n_draws)
+        ]
+    )
+    naive = np.array(
+        [
+            exponential_mechanism(scores, sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+            for _ in range(n_draws)
+        ]
+    )
+    c_stream = np.bincount(streamed, minlength=10)
+    c_naive = np.bincount(naive, minlength=10)
+    alpha = 1e-6
+    assert stats.chisquare(c_stream, n_draws * p).pvalue > alpha
+    assert stats.chi2_contingency(np.vstack([c_stream, c_naive]))[1] > alpha
+
+
+def test_n_jobs_gives_identical_selection():
+    X, public, is_priv = _problem(2, 12, 200, 6)
+    W, B = direction_net_halfspaces(X[public], 8, (0.5, 0.9, 1.0))
+    C = containment_matrix(W, B, X, tol=membership_tolerance(X[public]))
+    w, n0 = error_weights(is_priv)
+    out = []
+    for n_jobs in (None, 2):
+        blocks = iter_error_blocks(C, w, n0, intersections_exact(len(W), 2, block_size=50))
+        rng = np.random.default_rng(9)
+        sel = streamed_exponential_mechanism(blocks, 1.0, 1.0, rng, n_jobs=n_jobs)
+        out.append((sel.index, sel.score, tuple(sel.candidate), sel.n_candidates))
+    assert out[0] == out[1]
+    assert out[0][3] == 1 + 24 + 24 * 23 // 2
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"score_blocks": [np.zeros(2)], "epsilon": 0.0, "sensitivity": 1.0},
+        {"score_blocks": [np.zeros(2)], "epsilon": 1.0, "sensitivity": 0.0},
+        {"score_blocks": [], "epsilon": 1.0, "sensitivity": 1.0},
+        {"score_blocks": [np.array([np.nan])], "epsilon": 1.0, "sensitivity": 1.0},
+        {"score_blocks": [(np.zeros(2), [1])], "epsilon": 1.0, "sensitivity": 1.0},
+    ],
+)
+def test_mechanism_bad_input(kwargs):
+    with pytest.raises(ValueError):
+        streamed_exponential_mechanism(rng=np.random.default_rng(0), **kwargs)
+
+
+def test_chunked_runs_are_exact(monkeypatch):
+    # Tiny work budget: every run gets its own BLAS call; results must not change.
+    import skhybrid.ppm._scoring as scoring
+
+    X, public, is_priv = _problem(3, 6, 50, 7)
+    W, B = supporting_halfspaces_exact(X[public])
+    C = containment_matrix(W, B, X, tol=membership_tolerance(X[public]))
+    w, n0 = error_weights(is_priv)
+    blocks = intersections_exact(len(W), 3)
+    ref = np.concatenate([count_errors_blocked(C, w, n0, b) for b in blocks])
+    monkeypatch.setattr(scoring, "_WORK_FLOATS", 60)
+    small = np.concatenate(
+        [count_errors_blocked(C, w, n0, b) for b in intersections_exact(len(W), 3, block_size=333)]
+    )
+    np.testing.assert_array_equal(ref, small)
