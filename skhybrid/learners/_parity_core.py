@@ -88,7 +88,10 @@ def _inclusion_rate(epsilon, rate):
 
 
 def _min_floor(p):
-    """Smallest ⊥ floor ``q`` with ``1 + p(1-q)/q ≤ (1+p)/(1-p)`` (BUILDING_BLOCKS §1.3, DERIVED)."""
+    """Smallest ⊥ floor ``q`` with ``1 + p(1-q)/q ≤ (1+p)/(1-p)``.
+
+    BUILDING_BLOCKS §1.3 [DERIVED]; re-derived in the module docstring.
+    """
     return (1 - p) / (3 - p)
 
 
