@@ -14,12 +14,17 @@ __all__ = [
 ]
 
 
-def _check_scores(scores):
+def _check_scores(scores, excluded=-np.inf):
+    """Validate candidate scores; ``excluded`` (−inf for a max, +inf for a min) drops one."""
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError("scores must be a non-empty 1-d array of candidate scores.")
-    if np.isnan(scores).any() or np.isposinf(scores).any():
-        raise ValueError("scores must not contain NaN or +inf (use -inf to exclude a candidate).")
+    if np.isnan(scores).any() or (scores == -excluded).any():
+        raise ValueError(
+            f"scores must not contain NaN or {-excluded} (use {excluded} to exclude a candidate)."
+        )
+    if not np.isfinite(scores).any():
+        raise ValueError("scores must contain at least one finite score: every candidate is excluded.")
     return scores
 
 
@@ -116,7 +121,10 @@ class ReportNoisyMax(Mechanism):
                 "monotonic": self.monotonic, "minimize": self.minimize}
 
     def __call__(self, scores, rng):
-        scores = _check_scores(-np.asarray(scores, float) if self.minimize else scores)
+        if self.minimize:
+            scores = -_check_scores(scores, excluded=np.inf)
+        else:
+            scores = _check_scores(scores)
         noise = _noise.laplace(rng, self.scale, scores.shape, tag=self.name)
         return int(np.argmax(scores + noise))
 
