@@ -200,6 +200,7 @@ class PrivacyAccountant:
 
     @property
     def events(self):
+        """Every event recorded so far (all populations), oldest first."""
         return self._ledger.read()
 
     def budget(self, population="central"):

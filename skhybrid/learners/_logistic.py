@@ -56,6 +56,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         intercept is regularised, as in liblinear).
     intercept_scaling : float, default=1.0
         The value of the constant feature.
+    public_weight : float, default=1.0
+        Weight of each public row's loss. Objective perturbation's noise does not depend
+        on the public rows, so up-weighting them (e.g. to n_private / n_public) lets them
+        pull the model against the noise at no privacy cost; private rows always weigh 1.
+        With the default, a fit with public rows equals the all-private fit with the same
+        noise, and only the charge differs.
     classes : array-like or None, default=None
         The label set. ``None`` takes the labels found in ``y``; the label *set* is then
         treated as public (as the number of rows is). Pass it to keep it out of the data.
@@ -121,6 +127,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         "data_norm": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "public_weight": [Interval(Real, 0, None, closed="left")],
         "classes": ["array-like", None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -138,6 +145,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         data_norm=1.0,
         fit_intercept=True,
         intercept_scaling=1.0,
+        public_weight=1.0,
         classes=None,
         tol=1e-10,
         max_iter=1000,
@@ -151,6 +159,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.data_norm = data_norm
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.public_weight = public_weight
         self.classes = classes
         self.tol = tol
         self.max_iter = max_iter
@@ -204,13 +213,14 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             X_hat = np.hstack([X_hat, np.full((n, 1), self.intercept_scaling)])
         X_hat /= norm
         mechanism = ObjectivePerturbation(eps_each, lam, n)
+        row_weight = np.where(public, self.public_weight, 1.0)
 
         coefs, n_iter = [], []
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         for k, cls in enumerate(targets):
             y_pm = np.where(y == cls, 1.0, -1.0)
             b = mechanism.draw_noise(X_hat.shape[1], rng)
-            u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, tol=self.tol,
+            u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
                                                 max_iter=self.max_iter)
             if grad_norm > _STATIONARITY_WARN:
                 warnings.warn(

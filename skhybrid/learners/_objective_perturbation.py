@@ -103,15 +103,22 @@ class ObjectivePerturbation:
         direction = _noise.gaussian(rng, 1.0, dim, tag=self.name + "-direction")
         return norm * direction / np.linalg.norm(direction)
 
-    def solve(self, X_hat, y_pm, b, u0=None, tol=1e-10, max_iter=1000):
-        """Minimise J_priv by L-BFGS; returns (u, n_iter, max |∇J_priv(u)|)."""
+    def solve(self, X_hat, y_pm, b, row_weight=None, u0=None, tol=1e-10, max_iter=1000):
+        """Minimise J_priv by L-BFGS; returns (u, n_iter, max |∇J_priv(u)|).
+
+        ``row_weight`` multiplies each row's loss. Private rows must have weight 1 (the
+        proof bounds the changed row's gradient by 1); public rows may carry any weight
+        ≥ 0, because their terms are fixed across neighbours and convex (see the class
+        docstring: they cancel in b − b′ and only add PSD terms to A).
+        """
         n = self.n
         reg = self.lam + self.extra_reg
+        weight = np.ones(len(y_pm)) if row_weight is None else row_weight
 
         def fun(u):
             z = y_pm * (X_hat @ u)
-            value = -log_expit(z).sum() / n + 0.5 * reg * (u @ u) + (b @ u) / n
-            grad = -(X_hat.T @ (y_pm * expit(-z))) / n + reg * u + b / n
+            value = -(weight * log_expit(z)).sum() / n + 0.5 * reg * (u @ u) + (b @ u) / n
+            grad = -(X_hat.T @ (weight * y_pm * expit(-z))) / n + reg * u + b / n
             return value, grad
 
         u0 = np.zeros(X_hat.shape[1]) if u0 is None else u0

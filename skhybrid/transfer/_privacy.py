@@ -8,25 +8,29 @@ learner's guarantee into a per-round guarantee for the curator's rows:
 * :func:`ks_claim41_amplification` — KS Claim 4.1, as the paper states it;
 * :func:`coupled_sampling_amplification` — a self-derived bound valid for every ε
   (BUILDING_BLOCKS §3.2), re-derived in its docstring;
+* :func:`str_curator_guarantee` — the whole fit's curator guarantee over ``max_iter``
+  rounds, under either accounting (``"paper"``: Claim 4.1 + Thm 4.2; ``"tight"``:
+  coupled sampling + the tightest valid composition);
 * :func:`gaussian_rr_sigma` — the noise of the local agents' Gaussian randomized
   response (KS §2), with its exact privacy checked.
 
-Composition over rounds lives in the private helpers at the bottom. They are local
-because ``skhybrid.accounting._composition`` did not exist when this module was written;
-the tests check that both agree.
+Composition itself is :mod:`skhybrid.accounting._composition`; nothing is retyped here.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import binom, norm
+
+from ..accounting import _composition as comp
+from ..mechanisms import GaussianRandomizedResponse
 
 __all__ = [
     "ks_claim41_amplification",
     "coupled_sampling_amplification",
     "gaussian_rr_sigma",
-    "gaussian_mechanism_delta",
+    "STRCuratorGuarantee",
+    "str_curator_guarantee",
 ]
 
 
@@ -151,31 +155,6 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
     return eps_hat, min(delta_hat, 1.0)
 
 
-def gaussian_mechanism_delta(epsilon, sigma, sensitivity=1.0):
-    """Exact δ(ε) of the Gaussian mechanism N(f(x), σ²) with ℓ₂-sensitivity Δ.
-
-    δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε·Φ(−Δ/(2σ) − εσ/Δ)
-    (Balle & Wang, ICML 2018, Theorem 8; the mechanism is (ε, δ)-DP iff δ ≥ δ(ε)).
-
-    Parameters
-    ----------
-    epsilon : float or array-like, >= 0
-    sigma : float or array-like, > 0
-    sensitivity : float, default=1.0
-
-    Returns
-    -------
-    delta : float or ndarray
-    """
-    epsilon = np.asarray(epsilon, dtype=float)
-    sigma = np.asarray(sigma, dtype=float)
-    a = sensitivity / (2.0 * sigma)
-    b = epsilon * sigma / sensitivity
-    # log-domain second term: e^ε·Φ(−a−b) overflows/underflows separately for large ε.
-    out = norm.cdf(a - b) - np.exp(epsilon + norm.logcdf(-a - b))
-    return np.maximum(out, 0.0)[()]
-
-
 def gaussian_rr_sigma(epsilon, delta):
     """Noise scale of KS's Gaussian randomized response RR_{ε,δ}.
 
@@ -200,117 +179,170 @@ def gaussian_rr_sigma(epsilon, delta):
     The input b is a loss in [0, 1], so the sensitivity is 1. The classic Gaussian
     mechanism theorem (Dwork & Roth 2014, Thm A.1: σ ≥ √(2 ln(1.25/δ))·Δ/ε) covers this
     σ since 2/δ > 1.25/δ, but it is proved only for ε < 1. The exact privacy curve of
-    Balle & Wang (:func:`gaussian_mechanism_delta`) shows this σ is (ε, δ)-DP well
-    beyond that: for every δ ∈ (0, 1) whenever ε ≤ 6.39 (the worst δ is ≈ 0.5; the
-    threshold is 8.99 at δ = 1e-4, 7.91 at 1e-2, 10.3 at 1e-8), and it fails above the
-    threshold. We check the exact δ here and refuse parameters where it fails.
+    Balle & Wang (:func:`skhybrid.accounting._composition.gaussian_delta`) shows this σ
+    is (ε, δ)-DP well beyond that: for every δ ∈ (0, 1) whenever ε ≤ 6.39 (the worst δ
+    is ≈ 0.5; the threshold is 8.99 at δ = 1e-4, 7.91 at 1e-2, 10.3 at 1e-8), and it
+    fails above the threshold. :class:`~skhybrid.mechanisms.GaussianRandomizedResponse`
+    checks the exact δ and refuses parameters where it fails; this is its σ.
     """
     _check_eps_delta(epsilon, delta, allow_zero_delta=False)
-    sigma = math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
-    exact = float(gaussian_mechanism_delta(epsilon, sigma))
-    if exact > delta:
-        raise ValueError(
-            f"Gaussian randomized response with sigma = sqrt(2 ln(2/delta))/epsilon is not "
-            f"({epsilon}, {delta})-DP (exact delta {exact:.3g}); use epsilon <= 6 for the "
-            "local agents."
-        )
-    return sigma
+    return GaussianRandomizedResponse(epsilon, delta).sigma
 
 
 # --------------------------------------------------------------------------------------
-# Composition (local helpers: skhybrid.accounting._composition did not exist yet).
+# Composition over rounds (thin wrappers around skhybrid.accounting._composition).
 # --------------------------------------------------------------------------------------
-
-
-def _basic_composition_epsilon(epsilon, k):
-    """k-fold basic composition: (kε, kδ)."""
-    return k * epsilon
-
-
-def _advanced_composition_epsilon(epsilon, k, delta_slack):
-    """Dwork–Rothblum–Vadhan 2010, Thm 3.3 (Dwork & Roth Thm 3.20).
-
-    k-fold adaptive composition of (ε, δ)-DP is (ε', kδ + δ')-DP with
-    ε' = √(2k ln(1/δ'))·ε + k·ε·(e^ε − 1).
-    """
-    return math.sqrt(2.0 * k * math.log(1.0 / delta_slack)) * epsilon + k * epsilon * math.expm1(
-        epsilon
-    )
-
-
-def _kov_closed_form_epsilon(epsilon, k, delta_slack):
-    """Kairouz–Oh–Viswanath ICML'15 Thm 3.5 (homogeneous case).
-
-    k-fold adaptive composition of (ε, δ)-DP is (ε̃, 1 − (1 − δ̃)(1 − δ)^k)-DP with
-    ε̃ = min{kε, kε·tanh(ε/2) + √(2kε² ln(e + √(kε²)/δ̃)), kε·tanh(ε/2) + √(2kε² ln(1/δ̃))}.
-    """
-    head = k * epsilon * math.tanh(epsilon / 2.0)
-    s2 = k * epsilon * epsilon
-    return min(
-        k * epsilon,
-        head + math.sqrt(2.0 * s2 * math.log(math.e + math.sqrt(s2) / delta_slack)),
-        head + math.sqrt(2.0 * s2 * math.log(1.0 / delta_slack)),
-    )
-
-
-def _optimal_homogeneous_delta(eps_g, epsilon, k):
-    """δ(ε_g) of the optimal k-fold composition of ε-DP (Murtagh–Vadhan form of KOV Thm 3.3).
-
-    δ(ε_g) = (1 + e^ε)^{−k}·Σ_{j ≥ j₀} C(k, j)(e^{jε} − e^{ε_g}e^{(k−j)ε}),
-    j₀ = ⌈(ε_g + kε)/(2ε)⌉, written with binomial tails (p = e^ε/(1 + e^ε)) so that it
-    neither overflows nor underflows at large k:
-    δ(ε_g) = Pr[Bin(k, p) ≥ j₀] − e^{ε_g}·Pr[Bin(k, 1 − p) ≥ j₀].
-    """
-    if eps_g >= k * epsilon:
-        return 0.0
-    j0 = math.ceil((eps_g + k * epsilon) / (2.0 * epsilon))
-    p = 1.0 / (1.0 + math.exp(-epsilon))
-    tail_p = binom.sf(j0 - 1, k, p)
-    log_tail_q = binom.logsf(j0 - 1, k, 1.0 - p)
-    return max(float(tail_p - math.exp(eps_g + log_tail_q)), 0.0)
-
-
-def _optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
-    """Smallest ε_g with k-fold (ε, δ)-DP composition (ε_g, target_delta)-DP (KOV Thm 3.3).
-
-    Total δ is 1 − (1 − δ)^k·(1 − δ(ε_g)) (KOV Thm 3.3); returns ``inf`` if even
-    ε_g = kε cannot reach ``target_delta``.
-    """
-    log_keep = k * math.log1p(-delta)
-    need = -math.expm1(math.log1p(-target_delta) - log_keep)  # δ(ε_g) budget
-    if need < 0.0:
-        return math.inf
-    if _optimal_homogeneous_delta(0.0, epsilon, k) <= need:
-        return 0.0
-    return brentq(
-        lambda e: _optimal_homogeneous_delta(e, epsilon, k) - need,
-        0.0,
-        k * epsilon,
-        xtol=1e-12,
-        rtol=1e-10,
-    )
 
 
 def _composed_epsilon(epsilon, delta, k, target_delta, method="optimal"):
     """ε of k adaptive rounds of (ε, δ)-DP at total δ ``target_delta`` (``inf`` if infeasible).
 
-    ``method="optimal"`` returns the minimum of basic, DRV10 advanced, KOV closed form and
-    the exact optimal homogeneous composition (all valid; the minimum is then valid).
-    ``method="advanced"`` uses DRV10 alone (as KS Thm 4.2 does).
+    ``method="optimal"`` returns the minimum of basic composition, Dwork–Rothblum–Vadhan
+    advanced composition (slack ``target_delta − kδ``), the Kairouz–Oh–Viswanath Thm 3.5
+    closed form and the exact optimal homogeneous composition (KOV Thm 3.3) — all valid,
+    so their minimum is. ``method="advanced"`` uses basic and DRV only (as KS Thm 4.2).
     """
+    if method not in ("optimal", "advanced"):
+        raise ValueError(f"method must be 'optimal' or 'advanced'; got {method!r}.")
     if k * delta > target_delta:
         return math.inf
-    candidates = [_basic_composition_epsilon(epsilon, k)]
     slack = target_delta - k * delta
-    if slack > 0:
-        candidates.append(_advanced_composition_epsilon(epsilon, k, slack))
-    if method == "advanced":
-        return min(candidates)
-    if method != "optimal":
-        raise ValueError(f"method must be 'optimal' or 'advanced'; got {method!r}.")
-    # KOV: total δ = 1 − (1 − δ̃)(1 − δ)^k.
-    slack_kov = -math.expm1(math.log1p(-target_delta) - k * math.log1p(-delta))
-    if slack_kov > 0:
-        candidates.append(_kov_closed_form_epsilon(epsilon, k, slack_kov))
-        candidates.append(_optimal_homogeneous_epsilon(epsilon, delta, k, target_delta))
-    return min(candidates)
+    candidates = [comp.advanced_composition(epsilon, delta, k, slack)[0]]  # ≤ basic kε
+    if method == "optimal":
+        # KOV: total δ = 1 − (1 − δ̃)(1 − δ)^k, so δ̃ = 1 − (1 − target)/(1 − δ)^k.
+        slack_kov = -math.expm1(math.log1p(-target_delta) - k * math.log1p(-delta))
+        if slack_kov > 0:
+            candidates.append(comp.kov_composition(np.full(k, epsilon), delta, slack_kov)[0])
+            candidates.append(comp.optimal_homogeneous_epsilon(epsilon, delta, k, target_delta))
+    return float(min(candidates))
+
+
+@dataclass(frozen=True)
+class STRCuratorGuarantee:
+    """The curator's guarantee of a whole STR fit (see :func:`str_curator_guarantee`).
+
+    Attributes
+    ----------
+    accounting : {"tight", "paper"}
+    eta : float
+        min(1, 1/(κn)), the per-draw total-variation bound.
+    learner_epsilon, learner_delta : float
+        (ε_M, δ_M) each round's learner is run with.
+    round_epsilon, round_delta : float
+        Per-round guarantee after amplification by κ-dense sampling.
+    total_epsilon, total_delta : float
+        Composed over ``max_iter`` rounds.
+    feasible : bool
+        Whether the accounting's own condition for the target ε holds (``"tight"``:
+        total_epsilon ≤ ε; ``"paper"``: ε* ≤ ε/√(8T ln(2/δ)), KS Thm 4.2).
+    """
+
+    accounting: str
+    eta: float
+    learner_epsilon: float
+    learner_delta: float
+    round_epsilon: float
+    round_delta: float
+    total_epsilon: float
+    total_delta: float
+    feasible: bool
+
+
+def str_curator_guarantee(
+    epsilon,
+    delta,
+    n_curator,
+    kappa,
+    subsample_size,
+    max_iter,
+    *,
+    learner_epsilon=1.0,
+    learner_delta=None,
+    accounting="tight",
+    composition="optimal",
+):
+    """Curator guarantee of ``max_iter`` STR rounds, each an (ε_M, δ_M)-DP learner on m draws.
+
+    Each round of KS Algorithm 2 runs the learner on ``subsample_size`` i.i.d. draws from
+    the κ-dense μᵗ; for neighbouring curator datasets (and the same history) the weight
+    vectors differ in one coordinate, so the example distributions are within
+    η = 1/(κn) in total variation (BUILDING_BLOCKS §2.3). The rounds compose adaptively;
+    the test and the MW update are post-processing of the round's output and of data the
+    curator's neighbour relation does not touch. The analysis always charges the cap
+    ``max_iter``, never the data-dependent stopping time.
+
+    * ``accounting="tight"``: per round
+      :func:`coupled_sampling_amplification` (valid for every ε_M); δ_M defaults to the
+      largest value with ``max_iter``·δ̂ = δ/2 (δ̂ is linear in δ_M), leaving δ/2 to the
+      composition, which is the minimum of basic, DRV advanced, KOV closed-form and KOV
+      optimal (``composition="advanced"``: DRV only). Feasible iff total ε ≤ ``epsilon``.
+    * ``accounting="paper"``: KS Claim 4.1, ε* = 6ε_M·m/(κn), and KS Thm 4.2's arithmetic:
+      DRV advanced composition with slack δ/2. δ_M resolves the paper's inconsistency
+      (Algorithm 2 passes δ/(ε√(2T)), the proof κδ/(8eT); BUILDING_BLOCKS §2.4, §8.4): we
+      take δ_M = κnδ/(8T·m·e^{ε*}), which makes δ* = 4m·e^{ε*}δ_M/(κn) = δ/(2T) exactly,
+      the value the proof needs. Feasible iff ε* ≤ ε/√(8T ln(2/δ)) (the paper's condition,
+      n ≥ 6ε_M·m·√(8T ln(2/δ))/(εκ)) and ε_M ≤ 1 (KS only apply Claim 4.1 at ε_M = 1; the
+      side conditions of Karwa–Vadhan Lemma 6.1 are unverified and the constant 6 fails
+      for ε_M ≳ 3).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target curator guarantee of the whole fit (δ > 0).
+    n_curator : int
+        Number of curator rows n (public).
+    kappa : float in (0, 1]
+    subsample_size : int
+        m, draws per round.
+    max_iter : int
+        T, rounds charged.
+    learner_epsilon : float, default=1.0
+        ε_M.
+    learner_delta : float or None, default=None
+        δ_M; ``None`` chooses it as described above.
+    accounting : {"tight", "paper"}, default="tight"
+    composition : {"optimal", "advanced"}, default="optimal"
+        Only for ``accounting="tight"``.
+
+    Returns
+    -------
+    STRCuratorGuarantee
+    """
+    _check_eps_delta(epsilon, delta, allow_zero_delta=False)
+    _check_eps_delta(learner_epsilon, 0.0)
+    if not (0.0 < kappa <= 1.0):
+        raise ValueError(f"kappa must lie in (0, 1]; got kappa={kappa!r}.")
+    T, m, n = int(max_iter), int(subsample_size), int(n_curator)
+    if T < 1 or m < 1 or n < 1:
+        raise ValueError("n_curator, subsample_size and max_iter must be positive integers.")
+    eta = min(1.0, 1.0 / (kappa * n))
+    if accounting == "tight":
+        if learner_delta is None:
+            # δ̂ is linear in δ_M: find the slope at δ_M = 1/2, then spend δ/2 over T rounds.
+            slope = coupled_sampling_amplification(learner_epsilon, 0.5, m, eta)[1] / 0.5
+            d_m = min(0.5 * delta / T / slope, 0.5) if slope > 0 else 0.5
+        else:
+            d_m = float(learner_delta)
+        eps_r, delta_r = coupled_sampling_amplification(learner_epsilon, d_m, m, eta)
+        eps_tot = _composed_epsilon(eps_r, delta_r, T, delta, composition)
+        return STRCuratorGuarantee(
+            "tight", eta, learner_epsilon, d_m, eps_r, delta_r, eps_tot, delta,
+            bool(eps_tot <= epsilon),
+        )
+    if accounting == "paper":
+        eps_r = 6.0 * learner_epsilon * m * eta  # KS Claim 4.1 with η = 1/(κn)
+        if learner_delta is None:
+            d_m = min(delta / (8.0 * T * m * eta * math.exp(eps_r)), 0.5)
+        else:
+            d_m = float(learner_delta)
+        delta_r = min(4.0 * m * math.exp(eps_r) * d_m * eta, 1.0)
+        eps_tot, delta_tot = comp.advanced_composition(eps_r, delta_r, T, delta / 2.0)
+        feasible = (
+            learner_epsilon <= 1.0
+            and eps_r <= epsilon / math.sqrt(8.0 * T * math.log(2.0 / delta)) * (1 + 1e-12)
+            and delta_tot <= delta * (1 + 1e-12)
+        )
+        return STRCuratorGuarantee(
+            "paper", eta, learner_epsilon, d_m, eps_r, delta_r, eps_tot, delta_tot, feasible
+        )
+    raise ValueError(f"accounting must be 'tight' or 'paper'; got {accounting!r}.")

@@ -9,13 +9,15 @@ Each function reproduces one formula of the paper and names it. Two conventions:
 :func:`str_curator_size_tight` then gives the curator size skhybrid's own accounting
 needs for the same end-to-end (ε, δ): coupled-sampling amplification per round
 (:func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`) composed over the
-``max_iter`` rounds by the tightest valid composition theorem.
+``max_iter`` rounds by the tightest valid composition theorem, and
+:func:`str_min_curator_size` the minimum n under either accounting (used by the
+estimator's error messages).
 """
 
 import math
 from dataclasses import dataclass
 
-from ._privacy import _composed_epsilon, coupled_sampling_amplification
+from ._privacy import str_curator_guarantee
 
 __all__ = [
     "chi2_plus_one_gaussian_scale",
@@ -32,6 +34,7 @@ __all__ = [
     "str_requirements",
     "TightCuratorSize",
     "str_curator_size_tight",
+    "str_min_curator_size",
 ]
 
 
@@ -369,16 +372,11 @@ def str_curator_size_tight(
         raise ValueError("max_iter and subsample_size must be positive integers.")
 
     def evaluate(n):
-        eta = min(1.0, 1.0 / (kappa * n))
-        if learner_delta is None:
-            # δ̂ is linear in δ_M: find the slope with δ_M = 1/2, then spend δ/2 over T rounds.
-            slope = coupled_sampling_amplification(learner_epsilon, 0.5, m, eta)[1] / 0.5
-            d_m = min(0.5 * delta / T / slope, 0.5)
-        else:
-            d_m = learner_delta
-        eps_r, delta_r = coupled_sampling_amplification(learner_epsilon, d_m, m, eta)
-        eps_tot = _composed_epsilon(eps_r, delta_r, T, delta, composition)
-        return eps_tot, (eta, eps_r, delta_r, d_m)
+        g = str_curator_guarantee(
+            epsilon, delta, n, kappa, m, T, learner_epsilon=learner_epsilon,
+            learner_delta=learner_delta, accounting="tight", composition=composition,
+        )
+        return g.total_epsilon, (g.eta, g.round_epsilon, g.round_delta, g.learner_delta)
 
     lo = max(1, math.ceil(1.0 / kappa))
     if evaluate(lo)[0] <= epsilon:
@@ -400,3 +398,26 @@ def str_curator_size_tight(
                 lo = mid
     eps_tot, (eta, eps_r, delta_r, d_m) = evaluate(hi)
     return TightCuratorSize(hi, eta, eps_r, delta_r, d_m, eps_tot, delta)
+
+
+def str_min_curator_size(
+    epsilon, delta, max_iter, kappa, subsample_size, *, learner_epsilon=1.0, accounting="tight"
+):
+    """Smallest curator size n for which STR's accounting certifies (ε, δ) over ``max_iter``.
+
+    ``accounting="tight"``: :func:`str_curator_size_tight` (optimal composition).
+    ``accounting="paper"``: KS Thm 4.2's condition ε* = 6ε_M·m₁/(κn) ≤ ε/√(8T ln(2/δ)),
+    i.e. n = ⌈6ε_M·m₁·√(8T ln(2/δ))/(εκ)⌉ (:func:`str_curator_size_algorithm2` at ε_M = 1).
+    """
+    if accounting == "tight":
+        return str_curator_size_tight(
+            epsilon, delta, max_iter, kappa, subsample_size, learner_epsilon=learner_epsilon
+        ).n_curator
+    if accounting == "paper":
+        _positive("epsilon", epsilon)
+        _unit("delta", delta)
+        x = 6.0 * learner_epsilon * subsample_size * math.sqrt(
+            8.0 * max_iter * math.log(2.0 / delta)
+        ) / (epsilon * kappa)
+        return math.ceil(x * (1 - 1e-12))
+    raise ValueError(f"accounting must be 'tight' or 'paper'; got {accounting!r}.")

@@ -163,3 +163,27 @@ def test_mask_errors_name_public_mask():
         DPLogisticRegression().fit(X, y, public_mask=np.ones(49, bool))
     with pytest.raises(ValueError, match="public_mask must contain only booleans or 0/1"):
         DPLogisticRegression().fit(X, y, public_mask=np.full(50, 3))
+
+
+def test_public_weight_changes_only_public_terms_and_helps_at_small_epsilon():
+    X, y = make_classification(n_samples=3000, n_features=5, n_informative=3, random_state=2)
+    Xtr, ytr, Xte, yte = X[:2000], y[:2000], X[2000:], y[2000:]
+    public = np.arange(2000) < 200
+    # weight 1 equals the all-private fit with the same noise: the mask alone changes the charge
+    a = DPLogisticRegression(epsilon=0.2, data_norm=4.0, random_state=0).fit(Xtr, ytr)
+    b = DPLogisticRegression(epsilon=0.2, data_norm=4.0, random_state=0).fit(
+        Xtr, ytr, public_mask=public)
+    np.testing.assert_allclose(a.coef_, b.coef_)
+
+    def score(weight):
+        return np.mean([DPLogisticRegression(epsilon=0.05, data_norm=4.0, public_weight=weight,
+                                             random_state=s).fit(Xtr, ytr, public_mask=public)
+                        .score(Xte, yte) for s in range(8)])
+
+    assert score(9.0) > score(1.0) + 0.03
+    # with epsilon=inf, public_weight is sklearn's sample_weight on public rows
+    Xs = _inside_ball(Xtr)
+    ours = DPLogisticRegression(epsilon=np.inf, public_weight=3.0).fit(Xs, ytr, public_mask=public)
+    ref = LogisticRegression(solver="liblinear", tol=1e-12, max_iter=10_000).fit(
+        Xs, ytr, sample_weight=np.where(public, 3.0, 1.0))
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
