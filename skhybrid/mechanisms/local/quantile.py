@@ -1,0 +1,164 @@
+"""Local-model quantile by binary search with randomized response (BKNSS Thm 2.19)."""
+
+import math
+
+import numpy as np
+
+from .. import _noise
+from .._base import Mechanism, check_epsilon
+from ..randomized_response import RandomizedResponse
+from .frequency_oracle import _check_probability
+
+__all__ = ["QuantileSearch", "rr_quantile_search", "quantile_sample_size"]
+
+
+def _check_real(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or (
+            not math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}.")
+    return float(value)
+
+
+class QuantileSearch(Mechanism):
+    """Interactive ε-LDP binary search for a ``p*``-quantile on ``[lo, hi]``.
+
+    The randomized-response binary search of BKNSS Thm 2.19 (their [31, Thm 17]), with
+    the provable constants of BUILDING_BLOCKS §6. ``T = ⌈log₂((hi − lo)/τ)⌉`` rounds; round ``t`` asks a
+    *fresh* batch of ``m = ⌈c_ε² ln(2T/β) / (2λ²)⌉`` agents for ``RR_ε(1[x ≤ mid])``
+    (:class:`~skhybrid.mechanisms.RandomizedResponse`), debiases the mean to ``p̂``, and
+    moves ``lo ← mid`` if ``p̂ < p*`` else ``hi ← mid``. Every agent sends one ε-LDP bit.
+
+    Guarantee
+    ---------
+    Each agent's term ``c_ε (r − 1/(e^ε+1))`` lies in an interval of length ``c_ε`` and has
+    mean ``1[x ≤ mid]`` (mean ``F(mid)`` for i.i.d. draws from ``P``), so by Hoeffding
+    ``|p̂ − F(mid)| ≤ λ`` in each round w.p. ``≥ 1 − β/T``. Hence w.p. ``≥ 1 − β`` the
+    returned bracket satisfies ``hi − lo ≤ τ`` and
+
+    * ``F(hi) ≥ p* − λ`` (or ``hi`` is the initial upper end), and
+    * ``F(lo) < p* + λ`` (or ``lo`` is the initial lower end),
+
+    where ``F`` is the CDF of ``P`` when the agents are i.i.d. draws from ``P`` (the setting
+    of Thm 2.19), and the empirical CDF of each round's agents for a fixed dataset. So the
+    bracket meets ``[q_{p*−λ}, q_{p*+λ}]`` up to width ``τ``. Returning one endpoint instead
+    does **not** satisfy the theorem's "either/or" in every case (BUILDING_BLOCKS §6).
+
+    Parameters
+    ----------
+    epsilon : float
+    lo, hi : float
+        Public range ``[Q_min, Q_max]`` known to contain the quantile.
+    tau : float
+        Target bracket width ``τ`` (``τ < 1`` on integer domains leaves ≤ 1 atom inside).
+    lam : float in (0, 1)
+        Mass tolerance ``λ``.
+    beta : float in (0, 1)
+        Failure probability.
+    """
+
+    name = "rr_quantile_search"
+    kind = "pure"
+
+    def __init__(self, epsilon, lo, hi, tau, lam, beta):
+        self.epsilon = check_epsilon(epsilon)
+        self.lo, self.hi = _check_real(lo, "lo"), _check_real(hi, "hi")
+        if not self.lo < self.hi:
+            raise ValueError(f"lo must be smaller than hi; got lo={lo!r}, hi={hi!r}.")
+        self.tau = _check_real(tau, "tau")
+        if self.tau <= 0:
+            raise ValueError(f"tau must be positive; got {tau!r}.")
+        self.lam = _check_probability(lam, "lam")
+        self.beta = _check_probability(beta, "beta")
+
+    @property
+    def c_epsilon(self):
+        return 1.0 / math.tanh(self.epsilon / 2)
+
+    @property
+    def rounds(self):
+        """``T = ⌈log₂((hi − lo)/τ)⌉`` (at least 1)."""
+        return max(1, math.ceil(math.log2((self.hi - self.lo) / self.tau)))
+
+    @property
+    def agents_per_round(self):
+        """``m = ⌈c_ε² ln(2T/β) / (2λ²)⌉`` (Hoeffding at level ``β/T``)."""
+        return math.ceil(self.c_epsilon ** 2 * math.log(2 * self.rounds / self.beta)
+                         / (2 * self.lam ** 2))
+
+    @property
+    def sample_size(self):
+        """Total agents needed, ``N = T·m``."""
+        return self.rounds * self.agents_per_round
+
+    def params(self):
+        return {"rounds": self.rounds, "agents_per_round": self.agents_per_round}
+
+    def event(self, count=1, population="local", source=""):
+        """The per-agent event: one pure ε-LDP bit (population ``"local"``)."""
+        return super().event(count=count, population=population, source=source)
+
+    def report(self, values, threshold, rng):
+        """One round's reports ``RR_ε(1[x ≤ threshold])``, one bit per agent."""
+        return RandomizedResponse(self.epsilon)((np.asarray(values) <= threshold).astype(np.int8),
+                                                rng)
+
+    def search(self, values, p_star, rng):
+        """Run the search on the agents' values; returns the bracket ``(lo, hi)``.
+
+        Agents are split into ``T`` rounds by a uniformly random permutation drawn from
+        ``rng`` before any report (data-independent); all agents are used, each once.
+        """
+        p_star = _check_probability(p_star, "p_star")
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 1 or not np.all(np.isfinite(values)):
+            raise ValueError("values must be a 1-d array of finite numbers, one per agent.")
+        if values.shape[0] < self.sample_size:
+            raise ValueError(
+                f"rr_quantile_search needs at least {self.sample_size} agents "
+                f"({self.rounds} rounds x {self.agents_per_round}) for lam={self.lam}, "
+                f"beta={self.beta}, epsilon={self.epsilon}; got {values.shape[0]}. "
+                "Add agents, or increase lam, beta or tau.")
+        order = np.argsort(_noise.uniform(rng, values.shape[0], tag=self.name + ":split"))
+        rr = RandomizedResponse(self.epsilon)
+        lo, hi = self.lo, self.hi
+        for batch in np.array_split(order, self.rounds):  # T rounds, not a loop over agents
+            mid = 0.5 * (lo + hi)
+            p_hat = rr.debias(self.report(values[batch], mid, rng))
+            if p_hat < p_star:
+                lo = mid
+            else:
+                hi = mid
+        return lo, hi
+
+
+def quantile_sample_size(epsilon, lo, hi, tau, lam, beta):
+    """Agents needed by :func:`rr_quantile_search`: ``T·⌈c_ε² ln(2T/β)/(2λ²)⌉``.
+
+    Matches BKNSS Thm 2.19's ``N ≳ T λ⁻² c_ε² log(T/β)`` with the constants of
+    BUILDING_BLOCKS §6.
+    """
+    return QuantileSearch(epsilon, lo, hi, tau, lam, beta).sample_size
+
+
+def rr_quantile_search(values, p_star, epsilon, rng, lo, hi, tau, lam, beta):
+    """ε-LDP binary search for the ``p_star``-quantile; returns the bracket ``(lo, hi)``.
+
+    See :class:`QuantileSearch` for the protocol and its guarantee: w.p. ``≥ 1 − β``,
+    ``hi − lo ≤ τ``, ``F(hi) ≥ p* − λ`` (or ``hi`` is the initial ``hi``) and
+    ``F(lo) < p* + λ`` (or ``lo`` is the initial ``lo``).
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n,)
+        One value per agent; ``n ≥ quantile_sample_size(epsilon, lo, hi, tau, lam, beta)``.
+    p_star : float in (0, 1)
+    epsilon : float
+    rng : numpy.random.Generator
+    lo, hi, tau, lam, beta : float
+        As in :class:`QuantileSearch`.
+
+    Returns
+    -------
+    lo, hi : float
+    """
+    return QuantileSearch(epsilon, lo, hi, tau, lam, beta).search(values, p_star, rng)
