@@ -10,6 +10,7 @@ from sklearn.utils.validation import _num_samples
 
 from skhybrid.learners import DPLogisticRegression
 from skhybrid.preprocessing import PublicFitTransformer
+from skhybrid.transfer import SubsampleTestReweigh
 
 
 class _AllPublicFitTransformer(PublicFitTransformer):
@@ -30,6 +31,8 @@ ESTIMATORS = [
     DPLogisticRegression(epsilon=1.0, random_state=0),
     DPLogisticRegression(epsilon=np.inf),
     _AllPublicFitTransformer(StandardScaler()),
+    SubsampleTestReweigh(random_state=0),
+    SubsampleTestReweigh(epsilon=np.inf, random_state=0),
 ]
 
 EXPECTED_FAILED_CHECKS = {}

@@ -17,6 +17,7 @@ from skhybrid.transfer._sample_complexity import (
     str_requirements,
     str_sgd_iterations,
     str_sgd_sigma2,
+    str_min_curator_size,
     str_subsample_size_app_c,
 )
 
@@ -142,3 +143,16 @@ def test_tight_curator_size_with_given_learner_delta():
         str_curator_size_tight(1.0, 1e-5, 50, 0.0, 20)
     with pytest.raises(ValueError, match="subsample_size"):
         str_curator_size_tight(1.0, 1e-5, 50, kappa, 0)
+
+
+def test_min_curator_size_both_accountings():
+    kappa, T, m1 = 0.05, 50, 20
+    # Paper: ⌈6·ε_M·m₁·√(8T ln(2/δ))/(εκ)⌉, i.e. Algorithm 2's formula at ε_M = 1.
+    assert str_min_curator_size(1.0, 1e-5, T, kappa, m1, accounting="paper") == (
+        str_curator_size_algorithm2(m1, T, 1.0, 1e-5, kappa)
+    )
+    tight = str_min_curator_size(1.0, 1e-5, T, kappa, m1)
+    assert tight == str_curator_size_tight(1.0, 1e-5, T, kappa, m1).n_curator
+    assert tight < str_min_curator_size(1.0, 1e-5, T, kappa, m1, accounting="paper")
+    with pytest.raises(ValueError, match="accounting"):
+        str_min_curator_size(1.0, 1e-5, T, kappa, m1, accounting="rdp")

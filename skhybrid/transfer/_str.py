@@ -1,0 +1,567 @@
+"""Subsample-Test-Reweigh: private transfer learning in the hybrid model (Kohen & Sheffet)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import PrivateEstimatorMixin, nonprivate_event
+from .._validation import check_group_nonempty, check_mask
+from ..accounting import PrivacyAccountant, PrivacyEvent
+from ..learners import DPLogisticRegression
+from ..mechanisms import GaussianRandomizedResponse
+from ._kappa_dense import (
+    kappa_dense_projection,
+    multiplicative_weights_update,
+    sample_from_log_weights,
+)
+from ._privacy import str_curator_guarantee
+from ._sample_complexity import str_kappa, str_max_iterations, str_min_curator_size
+
+__all__ = ["SubsampleTestReweigh"]
+
+
+def _is_dp_learner(estimator):
+    params = estimator.get_params(deep=False)
+    return all(name in params for name in ("epsilon", "delta", "accountant"))
+
+
+class _ConstantHypothesis:
+    """The hypothesis of a non-private base learner handed a one-class subsample."""
+
+    def __init__(self, label, classes):
+        self.label = label
+        self.classes_ = classes
+
+    def predict(self, X):
+        return np.full(X.shape[0], self.label)
+
+    def decision_function(self, X):
+        sign = 1.0 if self.label == self.classes_[1] else -1.0
+        return np.full(X.shape[0], sign)
+
+    def predict_proba(self, X):
+        p = float(self.label == self.classes_[1])
+        return np.tile([1.0 - p, p], (X.shape[0], 1))
+
+
+def _hypothesis_has(method):
+    def check(self):
+        if hasattr(self, "hypothesis_"):
+            return hasattr(self.hypothesis_, method)
+        base = DPLogisticRegression() if self.base_estimator is None else self.base_estimator
+        return hasattr(base, method)
+
+    return check
+
+
+class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Subsample-Test-Reweigh (STR): transfer a curator-model learner to a target population.
+
+    The curator holds a labelled sample from a source distribution S (rows with
+    ``curator_mask=True``); the other rows are labelled local agents from the target T.
+    Each round, STR fits ``base_estimator`` on ``subsample_size`` draws from a
+    multiplicative-weights distribution μᵗ over the curator rows, tests the hypothesis's
+    target error on local agents, and stops when it is small; otherwise it down-weights
+    the curator points the hypothesis gets right (rate α/8) and repeats (Kohen & Sheffet,
+    Algorithms 1 and 2).
+
+    Parameters
+    ----------
+    base_estimator : estimator or None, default=None
+        The curator's learner. ``None`` uses
+        :class:`~skhybrid.learners.DPLogisticRegression`. With finite ``epsilon`` it must
+        be a DP learner exposing ``epsilon``, ``delta`` and ``accountant`` parameters (it is
+        cloned each round with the per-round (ε_M, δ_M) of the accounting and
+        ``accountant=None``: STR's own event covers it). With ``epsilon=np.inf`` any
+        scikit-learn classifier is accepted (a DP learner is run with ``epsilon=np.inf``).
+    epsilon : float, default=1.0
+        Privacy of the whole fit, for both populations: (ε, δ)-DP for each curator row
+        (over ``max_iter`` rounds) and (ε, δ)-local-DP for each local agent. ``np.inf``
+        runs the non-private Algorithm 1 (the baseline).
+    delta : float, default=1e-6
+        δ of both guarantees; must be > 0 when ``epsilon`` is finite.
+    alpha : float in (0, 1), default=0.1
+        Target error α; MW rate α/8; stopping threshold 3α + α_H (Algorithm 2) or
+        2α + τ + α_H (Algorithm 1).
+    beta : float in (0, 1), default=0.05
+        Failure probability; enters the default ``max_iter``-free quantities (``tau``).
+    chi2_bound : float >= 0, default=1.0
+        Public upper bound on χ²(T‖S). Sets the default ``kappa`` and ``max_iter``.
+    max_iter : int or None, default=None
+        Cap T on the number of rounds. The privacy analysis always charges all T rounds,
+        never the data-dependent stopping time. ``None``: the paper's
+        T = 128·log₂(8(χ²+1)/α)/α² (Algorithm 2), or 32·… for ``epsilon=np.inf``
+        (Algorithm 1) — large; most uses set it.
+    subsample_size : int or None, default=None
+        m₁, draws from μᵗ per round. ``None``: the number of curator rows when
+        ``epsilon=np.inf``; otherwise the largest m₁ the accounting certifies for the
+        curator rows at hand (n is public).
+    local_batch_size : int or None, default=None
+        N₀, fresh local agents per round (finite ``epsilon`` only). ``None``:
+        ⌊n_local / max_iter⌋. ``max_iter * local_batch_size`` must not exceed the number of
+        local rows: each agent answers at most one query.
+    kappa : float in (0, 1] or None, default=None
+        Density of the projected weights (finite ``epsilon``). ``None``: α/(8(χ²+1))
+        (Algorithm 2).
+    base_epsilon : float, default=1.0
+        ε_M, the privacy parameter each round's learner is cloned with (KS use 1: "privacy
+        for free" for most sample complexities). Amplification by κ-dense sampling turns
+        it into the per-round curator guarantee.
+    accounting : {"tight", "paper"}, default="tight"
+        ``"tight"``: coupled-sampling amplification (valid for every ε_M) and the tightest
+        valid composition (basic / DRV / KOV closed form / KOV optimal); ``"paper"``: KS
+        Claim 4.1 and Thm 4.2's advanced-composition arithmetic (needs ``base_epsilon <= 1``).
+        See :func:`~skhybrid.transfer._privacy.str_curator_guarantee`.
+    agnostic : bool, default=False
+        Return the tested hypothesis with the smallest estimated target error (KS §3,
+        agnostic case) instead of the one that stopped the loop (or the last one).
+    approximation_error : float >= 0, default=0.0
+        α_H, the best achievable error in the class; added to the stopping threshold.
+    tau : float >= 0 or None, default=None
+        SQ tolerance τ of Algorithm 1 (``epsilon=np.inf``). ``None``: the Hoeffding bound
+        √(ln(2T/β)/(2·n_local)) for the exact empirical error on the local rows.
+    reweighting : {"subsample", "sample_weight"}, default="subsample"
+        ``epsilon=np.inf`` only: ``"sample_weight"`` fits the base learner once per round
+        on all curator rows with ``sample_weight = n·μᵗ`` instead of m₁ draws from μᵗ
+        (cheaper, deterministic; does nothing for hard-margin learners, and changes a
+        soft-margin learner's effective regularisation less than subsampling does).
+    accountant : PrivacyAccountant or None, default=None
+        Charged before any private row is read.
+    random_state : int, RandomState, Generator or None, default=None
+        ``None`` uses fresh OS entropy. A fixed seed reused across CV folds reuses noise.
+    verbose : int, default=0
+        Print progress every ``max(1, 100 // verbose)`` rounds.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    hypothesis_ : estimator
+        The chosen hypothesis (a fitted clone of ``base_estimator``).
+    n_iter_ : int
+        Rounds run (= hypotheses tested).
+    n_hypotheses_ : int
+        Number of hypotheses tested on local agents (0 in the degenerate case).
+    target_error_estimates_ : ndarray of shape (n_iter_,)
+        The target-error estimates aᵗ (a DP output of the local agents' reports).
+    converged_ : bool
+        Whether the stopping rule fired before the cap.
+    privacy_params_ : dict
+        The data-independent plan: κ, m₁, N₀, T, the learner's (ε_M, δ_M), the per-round
+        and composed curator guarantees, the RR noise σ and the threshold.
+    privacy_spent_ : dict
+        ``{"central": (ε, δ), "local": (ε, δ)}``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has feature names.
+
+    Notes
+    -----
+    *Privacy, curator.* Round t's weights depend on the curator rows only through the
+    losses of h¹…h^{t−1}, so neighbouring datasets give weight vectors that differ in one
+    coordinate; after Π_κ the example distributions are within η = 1/(κn) in total
+    variation (BUILDING_BLOCKS §2.3). Running an (ε_M, δ_M)-DP learner on m₁ draws is
+    then (ε̂, δ̂)-DP per round, and T = ``max_iter`` rounds compose adaptively; the tests,
+    the MW update and the stopping rule are post-processing. The whole composed guarantee
+    is charged as a single ``"approx"`` event, with the per-round values in its
+    ``params``: the accountant could not re-derive the amplification from per-round
+    events, and one event makes ``privacy_spent_`` exactly the certified value.
+
+    *The learner's δ.* KS Algorithm 2 passes δ/(ε√(2T)) to the learner while the proof of
+    Thm 4.2 uses κδ/(8eT). We instead derive δ_M from the accounting: ``"paper"`` takes
+    δ_M = κnδ/(8T·m₁·e^{ε*}) (so Claim 4.1's δ* is exactly the δ/(2T) the proof needs);
+    ``"tight"`` takes the largest δ_M with T·δ̂ = δ/2.
+
+    *Privacy, local agents.* Agents are assigned to rounds by a data-independent random
+    permutation; each answers one Gaussian randomized-response query
+    RR_{ε,δ}(L(h(x), y)) ~ N(L, 2 ln(2/δ)/ε²) (KS §2), i.e. (ε, δ)-local DP once.
+
+    *Degenerate input.* ``curator_mask=None`` (every row at the curator), or an explicit
+    mask with no local rows when ``epsilon=np.inf``, runs the base learner once on the
+    curator rows at (``epsilon``, ``delta``) with no target test.
+
+    References
+    ----------
+    Y. Kohen and O. Sheffet. Transfer learning in differential privacy's hybrid-model.
+    ICML 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.svm import LinearSVC
+    >>> from skhybrid.transfer import SubsampleTestReweigh
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(600, 3))
+    >>> curator = np.arange(600) < 400
+    >>> X[~curator, 0] *= 0.1                  # the target is concentrated near x0 = 0
+    >>> y = (X[:, 0] > 0.02).astype(int)
+    >>> clf = SubsampleTestReweigh(LinearSVC(), epsilon=np.inf, alpha=0.1, max_iter=20,
+    ...                            random_state=0)
+    >>> clf = clf.fit(X, y, curator_mask=curator)
+    >>> clf.n_iter_ <= 20
+    True
+    """
+
+    __metadata_request__fit = {"curator_mask": True}
+
+    _parameter_constraints = {
+        "base_estimator": [HasMethods(["fit", "predict"]), None],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "beta": [Interval(Real, 0, 1, closed="neither")],
+        "chi2_bound": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "subsample_size": [Interval(Integral, 1, None, closed="left"), None],
+        "local_batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "kappa": [Interval(Real, 0, 1, closed="right"), None],
+        "base_epsilon": [Interval(Real, 0, None, closed="neither")],
+        "accounting": [StrOptions({"tight", "paper"})],
+        "agnostic": ["boolean"],
+        "approximation_error": [Interval(Real, 0, 1, closed="left")],
+        "tau": [Interval(Real, 0, None, closed="left"), None],
+        "reweighting": [StrOptions({"subsample", "sample_weight"})],
+        "accountant": [PrivacyAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        base_estimator=None,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        alpha=0.1,
+        beta=0.05,
+        chi2_bound=1.0,
+        max_iter=None,
+        subsample_size=None,
+        local_batch_size=None,
+        kappa=None,
+        base_epsilon=1.0,
+        accounting="tight",
+        agnostic=False,
+        approximation_error=0.0,
+        tau=None,
+        reweighting="subsample",
+        accountant=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.base_estimator = base_estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.beta = beta
+        self.chi2_bound = chi2_bound
+        self.max_iter = max_iter
+        self.subsample_size = subsample_size
+        self.local_batch_size = local_batch_size
+        self.kappa = kappa
+        self.base_epsilon = base_epsilon
+        self.accounting = accounting
+        self.agnostic = agnostic
+        self.approximation_error = approximation_error
+        self.tau = tau
+        self.reweighting = reweighting
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y, *, curator_mask=None):
+        """Run Subsample-Test-Reweigh.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels of every row (curator and local agents).
+        curator_mask : array-like of bool of shape (n_samples,), default=None
+            True for the curator's source sample, False for the target's local agents.
+            ``None``: every row is at the curator (degenerate: one base-learner fit).
+
+        Returns
+        -------
+        self : SubsampleTestReweigh
+        """
+        self._validate_params()
+        self._check_privacy_params(delta_required=True)
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "Only binary classification is supported: SubsampleTestReweigh needs y with "
+                f"exactly two classes; got {classes.size} class(es): {classes.tolist()[:10]}."
+            )
+        self.classes_ = classes
+        n = X.shape[0]
+        if curator_mask is None:
+            curator = np.ones(n, dtype=bool)
+        else:
+            curator = check_mask(curator_mask, n, "curator_mask")
+            check_group_nonempty(curator, "curator_mask", "curator rows (source sample)")
+            if not self.nonprivate and curator.all():
+                raise ValueError(
+                    "curator_mask leaves no local rows (target agents): with a finite epsilon "
+                    "STR tests every hypothesis on local agents; mark some rows False in "
+                    "curator_mask, or pass curator_mask=None for a curator-only fit."
+                )
+        base = DPLogisticRegression() if self.base_estimator is None else self.base_estimator
+        is_dp = _is_dp_learner(base)
+        if not self.nonprivate and not is_dp:
+            raise ValueError(
+                f"base_estimator {type(base).__name__} is not a DP learner (it has no "
+                "epsilon/delta/accountant parameters); with a finite epsilon use a skhybrid DP "
+                "learner such as DPLogisticRegression, or set epsilon=np.inf."
+            )
+        if self.reweighting == "sample_weight" and not self.nonprivate:
+            raise ValueError(
+                "reweighting='sample_weight' exposes the private weights to the learner and is "
+                "only available with epsilon=np.inf; use reweighting='subsample'."
+            )
+
+        if curator.all():
+            return self._fit_degenerate(X, y, base, is_dp)
+        if self.nonprivate:
+            return self._fit_nonprivate(X, y, curator, base, is_dp)
+        return self._fit_private(X, y, curator, base)
+
+    def _learner_params(self, base, is_dp, rng, epsilon, delta):
+        """Per-fit parameters of a base-learner clone (never its own accountant)."""
+        params = {}
+        names = base.get_params(deep=False)
+        if is_dp:
+            params.update(epsilon=epsilon, accountant=None, random_state=rng)
+            if delta is not None:
+                params["delta"] = delta
+            if "classes" in names:
+                params["classes"] = self.classes_  # the label set is public: keep it fixed
+        elif "random_state" in names:
+            # Non-private learners take an int seed (epsilon=np.inf: no privacy noise here).
+            params["random_state"] = int(rng.integers(2**31 - 1))
+        return params
+
+    def _fit_base(self, base, params, X, y, sample_weight=None):
+        if not params.get("epsilon", np.inf) < np.inf and np.unique(y).size < 2:
+            return _ConstantHypothesis(y[0], self.classes_)
+        est = clone(base).set_params(**params)
+        if sample_weight is None:
+            return est.fit(X, y)
+        return est.fit(X, y, sample_weight=sample_weight)
+
+    def _set_result(self, hypothesis, estimates, converged, plan):
+        self.hypothesis_ = hypothesis
+        self.target_error_estimates_ = np.asarray(estimates, dtype=float)
+        self.n_hypotheses_ = len(estimates)
+        self.n_iter_ = max(1, len(estimates))
+        self.converged_ = converged
+        self.privacy_params_ = plan
+        return self
+
+    def _fit_degenerate(self, X, y, base, is_dp):
+        if self.nonprivate:
+            events = [nonprivate_event(source=type(self).__name__)]
+        else:
+            events = [PrivacyEvent("str-base-learner", "approx", self.epsilon, self.delta,
+                                   population="central", params={"degenerate": True})]
+        self._charge(events)
+        rng = self._make_rng()
+        epsilon = self.epsilon if is_dp else np.inf
+        params = self._learner_params(base, is_dp, rng, epsilon, None if self.nonprivate
+                                      else self.delta)
+        h = self._fit_base(base, params, X, y)
+        return self._set_result(h, [], False, {"degenerate": True})
+
+    # ------------------------------------------------------------------ Algorithm 1
+
+    def _fit_nonprivate(self, X, y, curator, base, is_dp):
+        Xc, yc = X[curator], y[curator]
+        Xl, yl = X[~curator], y[~curator]
+        n_c, n_l = Xc.shape[0], Xl.shape[0]
+        T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound, constant=32.0)
+        m1 = n_c if self.subsample_size is None else self.subsample_size
+        tau = self.tau
+        if tau is None:
+            tau = math.sqrt(math.log(2.0 * T / self.beta) / (2.0 * n_l))
+        threshold = 2.0 * self.alpha + tau + self.approximation_error
+        plan = {"algorithm": 1, "max_iter": T, "subsample_size": m1, "tau": tau,
+                "threshold": threshold, "reweighting": self.reweighting}
+        self._charge([nonprivate_event(source=type(self).__name__),
+                      nonprivate_event("local", source=type(self).__name__)])
+        rng = self._make_rng()
+
+        log_w = np.zeros(n_c)  # Algorithm 1: w¹ = 1, μᵗ ∝ wᵗ
+        estimates, best, h, converged = [], (np.inf, None), None, False
+        for t in range(T):
+            log_mu = log_w - np.logaddexp.reduce(log_w)
+            params = self._learner_params(base, is_dp, rng, np.inf, None)
+            if self.reweighting == "sample_weight":
+                h = self._fit_base(base, params, Xc, yc, sample_weight=n_c * np.exp(log_mu))
+            else:
+                idx = sample_from_log_weights(log_mu, m1, rng)
+                h = self._fit_base(base, params, Xc[idx], yc[idx])
+            a = float(np.mean(h.predict(Xl) != yl))  # SQ oracle: exact error on local rows
+            estimates.append(a)
+            if a < best[0]:
+                best = (a, h)
+            self._report(t, T, a, threshold)
+            if a <= threshold:
+                converged = True
+                break
+            log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
+        chosen = best[1] if self.agnostic else h
+        return self._set_result(chosen, estimates, converged, plan)
+
+    # ------------------------------------------------------------------ Algorithm 2
+
+    def _plan_private(self, n_c, n_l):
+        """Every privacy-relevant quantity, from parameters and the (public) group sizes."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound)
+        kappa = self.kappa if self.kappa is not None else str_kappa(self.alpha, self.chi2_bound)
+        if self.accounting == "paper" and self.base_epsilon > 1:
+            raise ValueError(
+                f"accounting='paper' applies KS Claim 4.1 with the learner's epsilon <= 1; got "
+                f"base_epsilon={self.base_epsilon}. Lower base_epsilon or use accounting='tight'."
+            )
+        n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
+        if n0 < 1 or T * n0 > n_l:
+            n0_shown = max(n0, 1)
+            raise ValueError(
+                f"max_iter * local_batch_size = {T} * {n0_shown} = {T * n0_shown} exceeds the "
+                f"{n_l} local rows, and each local agent answers at most one query: the largest "
+                f"feasible max_iter is {n_l // n0_shown}, or provide at least {T * n0_shown} "
+                "local rows (or lower local_batch_size)."
+            )
+
+        def guarantee(m):
+            return str_curator_guarantee(eps, dlt, n_c, kappa, m, T,
+                                         learner_epsilon=self.base_epsilon,
+                                         accounting=self.accounting)
+
+        def too_small(m):
+            n_min = str_min_curator_size(eps, dlt, T, kappa, m, learner_epsilon=self.base_epsilon,
+                                         accounting=self.accounting)
+            return ValueError(
+                f"{n_c} curator rows are too few for epsilon={eps}, delta={dlt} over "
+                f"max_iter={T} rounds with accounting={self.accounting!r}: with "
+                f"subsample_size={m}, base_epsilon={self.base_epsilon} and kappa={kappa:.4g} "
+                f"the minimum is n = {n_min} curator rows. Add curator rows, or lower max_iter, "
+                "subsample_size or base_epsilon, or raise epsilon."
+            )
+
+        if self.subsample_size is not None:
+            m1 = self.subsample_size
+            g = guarantee(m1)
+            if not g.feasible:
+                raise too_small(m1)
+        else:
+            if not guarantee(1).feasible:
+                raise too_small(1)
+            lo, hi = 1, n_c  # largest feasible m₁ ≤ n_c (feasibility is monotone in m₁)
+            if guarantee(hi).feasible:
+                lo = hi
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if guarantee(mid).feasible:
+                    lo = mid
+                else:
+                    hi = mid
+            m1 = lo
+            g = guarantee(m1)
+        rr = GaussianRandomizedResponse(eps, dlt)
+        plan = {
+            "algorithm": 2, "accounting": self.accounting, "max_iter": T, "kappa": kappa,
+            "subsample_size": m1, "local_batch_size": n0, "eta": g.eta,
+            "learner_epsilon": g.learner_epsilon, "learner_delta": g.learner_delta,
+            "round_epsilon": g.round_epsilon, "round_delta": g.round_delta,
+            "total_epsilon": g.total_epsilon, "total_delta": g.total_delta,
+            "rr_sigma": rr.sigma, "threshold": 3.0 * self.alpha + self.approximation_error,
+        }
+        return plan, rr
+
+    def _fit_private(self, X, y, curator, base):
+        n_c = int(curator.sum())
+        n_l = X.shape[0] - n_c
+        plan, rr = self._plan_private(n_c, n_l)
+        params_event = {k: plan[k] for k in (
+            "accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
+            "learner_delta", "round_epsilon", "round_delta")}
+        central = PrivacyEvent("subsample-test-reweigh", "approx", plan["total_epsilon"],
+                               plan["total_delta"], population="central", params=params_event)
+        local = rr.event(count=1, population="local")
+        self._charge([central, local])  # before any private row is read
+        rng = self._make_rng()
+
+        T, kappa, m1, n0 = (plan[k] for k in ("max_iter", "kappa", "subsample_size",
+                                              "local_batch_size"))
+        threshold = plan["threshold"]
+        Xc, yc = X[curator], y[curator]
+        Xl, yl = X[~curator], y[~curator]
+        order = rng.permutation(n_l)  # data-independent assignment of agents to rounds
+        log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
+        estimates, best, h, converged = [], (np.inf, None), None, False
+        for t in range(T):
+            log_mu, _ = kappa_dense_projection(log_w, kappa)
+            idx = sample_from_log_weights(log_mu, m1, rng)
+            params = self._learner_params(base, True, rng, plan["learner_epsilon"],
+                                          plan["learner_delta"])
+            h = self._fit_base(base, params, Xc[idx], yc[idx])
+            batch = order[t * n0:(t + 1) * n0]
+            losses = (h.predict(Xl[batch]) != yl[batch]).astype(np.int8)  # computed by agents
+            a = float(np.mean(rr(losses, rng)))
+            estimates.append(a)
+            if a < best[0]:
+                best = (a, h)
+            self._report(t, T, a, threshold)
+            if a <= threshold:
+                converged = True
+                break
+            log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
+        chosen = best[1] if self.agnostic else h
+        return self._set_result(chosen, estimates, converged, plan)
+
+    def _report(self, t, T, a, threshold):
+        if self.verbose and (t % max(1, 100 // int(self.verbose)) == 0):
+            print(f"[SubsampleTestReweigh] round {t + 1}/{T}: target error estimate {a:.4f} "
+                  f"(threshold {threshold:.4f})")
+
+    # ------------------------------------------------------------------ prediction
+
+    def _check_X(self, X):
+        check_is_fitted(self, "hypothesis_")
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def predict(self, X):
+        """Labels from the chosen hypothesis."""
+        X = self._check_X(X)
+        return self.hypothesis_.predict(X)
+
+    @available_if(_hypothesis_has("decision_function"))
+    def decision_function(self, X):
+        """The chosen hypothesis's decision function."""
+        X = self._check_X(X)
+        return self.hypothesis_.decision_function(X)
+
+    @available_if(_hypothesis_has("predict_proba"))
+    def predict_proba(self, X):
+        """The chosen hypothesis's class probabilities."""
+        X = self._check_X(X)
+        return self.hypothesis_.predict_proba(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # Algorithms 1-2 use a 0/1 loss on two labels
+        # Default (mask=None) runs DPLogisticRegression at epsilon=1 on ~100 rows: the noise
+        # is of the order of the signal, so sklearn's accuracy thresholds are out of reach.
+        tags.classifier_tags.poor_score = True
+        return tags

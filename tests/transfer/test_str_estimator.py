@@ -1,0 +1,247 @@
+"""SubsampleTestReweigh: Algorithm 1 accuracy, Algorithm 2 accounting, spy, errors, routing."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+from sklearn.svm import LinearSVC
+
+from skhybrid.accounting import PrivacyAccountant
+from skhybrid.learners import DPLogisticRegression
+from skhybrid.mechanisms._noise import record_noise
+from skhybrid.transfer._privacy import str_curator_guarantee
+from skhybrid.transfer._sample_complexity import str_min_curator_size
+from skhybrid.transfer._str import SubsampleTestReweigh
+
+
+def shifted_gaussians(n_c, n_l, *, d=20, k=3, sigma_t=0.02, minority=0.05, n_test=0, seed=0):
+    """BUILDING_BLOCKS §11: S = N(0, I_d); T shrinks k coordinates to std σ_T; the target
+    halfspace lives on those k coordinates and labels `minority` of T's mass -1."""
+    rng = np.random.default_rng(seed)
+    w = np.zeros(d)
+    w[:k] = 1 / math.sqrt(k)
+    b = sigma_t * norm.ppf(minority)
+
+    def target(n):
+        Z = rng.normal(size=(n, d))
+        Z[:, :k] *= sigma_t
+        return Z
+
+    X = np.vstack([rng.normal(size=(n_c, d)), target(n_l)])
+    Xt = target(n_test)
+    label = lambda Z: np.where(Z @ w > b, 1, -1)  # noqa: E731
+    mask = np.r_[np.ones(n_c, bool), np.zeros(n_l, bool)]
+    return X, label(X), mask, Xt, label(Xt)
+
+
+def _svc(C=0.001):
+    return LinearSVC(loss="hinge", C=C, intercept_scaling=10, max_iter=5000)
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+
+def test_nonprivate_str_beats_source_only_on_regularised_learner():
+    src_err, str_err = [], []
+    for seed in range(3):
+        X, y, mask, Xt, yt = shifted_gaussians(3000, 2000, n_test=20_000, seed=seed)
+        src = _svc().fit(X[mask], y[mask])
+        clf = SubsampleTestReweigh(_svc(), epsilon=np.inf, alpha=0.05, max_iter=400,
+                                   random_state=seed).fit(X, y, curator_mask=mask)
+        src_err.append(np.mean(src.predict(Xt) != yt))
+        str_err.append(np.mean(clf.predict(Xt) != yt))
+        thr = clf.privacy_params_["threshold"]
+        assert clf.converged_ and clf.target_error_estimates_[-1] <= thr
+        # Algorithm 1 stops at the threshold 2α + τ: err_T ≤ 2α + 2τ (Thm 3.1).
+        assert str_err[-1] <= thr + clf.privacy_params_["tau"]
+        assert clf.n_iter_ == clf.n_hypotheses_ == len(clf.target_error_estimates_)
+    assert np.mean(str_err) <= np.mean(src_err) - 0.05
+
+
+def test_nonprivate_sample_weight_mode_and_agnostic():
+    X, y, mask, Xt, yt = shifted_gaussians(2000, 1500, n_test=10_000, seed=3)
+    clf = SubsampleTestReweigh(_svc(), epsilon=np.inf, alpha=0.05, max_iter=400,
+                               reweighting="sample_weight", random_state=0)
+    clf.fit(X, y, curator_mask=mask)
+    assert clf.converged_
+    assert np.mean(clf.predict(Xt) != yt) < np.mean(_svc().fit(X[mask], y[mask]).predict(Xt) != yt)
+    # agnostic: the returned hypothesis has the smallest estimate among those tested.
+    ag = SubsampleTestReweigh(_svc(), epsilon=np.inf, alpha=0.01, max_iter=15, agnostic=True,
+                              random_state=0).fit(X, y, curator_mask=mask)
+    local = ~mask
+    assert np.mean(ag.predict(X[local]) != y[local]) == pytest.approx(
+        ag.target_error_estimates_.min())
+
+
+def test_nonprivate_spends_unbounded_and_refuses_finite_budget():
+    X, y, mask, _, _ = shifted_gaussians(300, 200, seed=0)
+    clf = SubsampleTestReweigh(LogisticRegression(), epsilon=np.inf, max_iter=3, random_state=0)
+    clf.fit(X, y, curator_mask=mask)
+    assert clf.privacy_spent_["central"][0] == np.inf
+    assert clf.privacy_spent_["local"][0] == np.inf
+    from skhybrid.accounting import BudgetExceededError
+    with pytest.raises(BudgetExceededError):
+        clf.set_params(accountant=PrivacyAccountant(epsilon=5.0)).fit(X, y, curator_mask=mask)
+
+
+# --------------------------------------------------------------------------- Algorithm 2
+
+EPS, DELTA, KAPPA, T, M1 = 1.0, 1e-5, 0.2, 4, 20
+
+
+def _private_data(seed=0, n_c=None, n_l=400):
+    n_c = n_c or str_min_curator_size(EPS, DELTA, T, KAPPA, M1) + 10
+    return shifted_gaussians(n_c, n_l, d=5, seed=seed)
+
+
+def _private(**kw):
+    params = dict(base_estimator=DPLogisticRegression(data_norm=4.0), epsilon=EPS, delta=DELTA,
+                  alpha=0.05, max_iter=T, kappa=KAPPA, subsample_size=M1, local_batch_size=50,
+                  random_state=0)
+    params.update(kw)
+    return SubsampleTestReweigh(**params)
+
+
+def test_private_fit_charges_exactly_the_computed_guarantee():
+    X, y, mask, _, _ = _private_data()
+    acc = PrivacyAccountant(epsilon=EPS, delta=DELTA)
+    clf = _private(accountant=acc).fit(X, y, curator_mask=mask)
+    g = str_curator_guarantee(EPS, DELTA, int(mask.sum()), KAPPA, M1, T)
+    central = [e for e in acc.events if e.population == "central"]
+    local = [e for e in acc.events if e.population == "local"]
+    assert len(central) == 1 and len(local) == 1
+    assert (central[0].epsilon, central[0].delta) == (g.total_epsilon, g.total_delta)
+    assert central[0].kind == "approx" and central[0].params["max_iter"] == T
+    assert central[0].params["round_epsilon"] == g.round_epsilon
+    assert g.total_epsilon <= EPS
+    sigma = math.sqrt(2 * math.log(2 / DELTA)) / EPS
+    assert (local[0].epsilon, local[0].delta, local[0].count) == (EPS, DELTA, 1)
+    assert local[0].mu == pytest.approx(1 / sigma)
+    assert clf.privacy_spent_["central"] == (g.total_epsilon, g.total_delta)
+    assert clf.privacy_spent_["local"][0] <= EPS and clf.privacy_spent_["local"][1] <= DELTA
+    # The learner clones ran with the per-round (ε_M, δ_M) and never charged themselves.
+    assert clf.hypothesis_.epsilon == 1.0 and clf.hypothesis_.delta == g.learner_delta
+    assert clf.hypothesis_.accountant is None
+
+
+def test_paper_accounting_needs_more_rows_and_charges_drv():
+    n_paper = str_min_curator_size(EPS, DELTA, T, KAPPA, M1, accounting="paper")
+    assert n_paper > 5 * str_min_curator_size(EPS, DELTA, T, KAPPA, M1)
+    X, y, mask, _, _ = _private_data()
+    with pytest.raises(ValueError, match=f"minimum is n = {n_paper} "):
+        _private(accounting="paper").fit(X, y, curator_mask=mask)
+    with pytest.raises(ValueError, match="base_epsilon"):
+        _private(accounting="paper", base_epsilon=2.0).fit(X, y, curator_mask=mask)
+
+
+def test_noise_spy_sees_every_round():
+    X, y, mask, _, _ = _private_data(seed=1)
+    clf = _private(alpha=0.001)  # threshold 3α: rarely met (the RR estimate is noisy)
+    with record_noise() as draws:
+        clf.fit(X, y, curator_mask=mask)
+    T = clf.n_iter_
+    assert T >= 1 and len(clf.target_error_estimates_) == T
+    subsample = [d for d in draws if d.tag == "str-subsample"]
+    rr = [d for d in draws if d.tag == "gaussian_randomized_response"]
+    learner = [d for d in draws if d.tag == "objective_perturbation"]
+    assert [d.count for d in subsample] == [M1] * T
+    assert [d.count for d in rr] == [50] * T
+    ev_mu = clf.privacy_events_[1].mu
+    assert all(d.scale == pytest.approx(1 / ev_mu) for d in rr)
+    assert len(learner) == T  # one objective-perturbation fit per round
+    eps_prime = {d.scale for d in learner}
+    assert len(eps_prime) == 1  # every round's learner at the same (ε_M, δ_M)
+    # Nothing else draws noise.
+    assert {d.tag for d in draws} == {"str-subsample", "gaussian_randomized_response",
+                                      "objective_perturbation",
+                                      "objective_perturbation-direction"}
+
+
+def test_mw_weights_never_exposed():
+    X, y, mask, _, _ = _private_data(seed=2)
+    clf = _private(alpha=0.001).fit(X, y, curator_mask=mask)
+    n_c = int(mask.sum())
+    for name, value in vars(clf).items():
+        if name.endswith("_"):
+            assert "weight" not in name
+            assert not (isinstance(value, np.ndarray) and value.size >= n_c), name
+    assert clf.target_error_estimates_.shape == (clf.n_iter_,)
+
+
+def test_auto_subsample_size_is_largest_certified():
+    X, y, mask, _, _ = _private_data()
+    clf = _private(subsample_size=None).fit(X, y, curator_mask=mask)
+    m = clf.privacy_params_["subsample_size"]
+    n_c = int(mask.sum())
+    assert str_curator_guarantee(EPS, DELTA, n_c, KAPPA, m, T).feasible
+    assert not str_curator_guarantee(EPS, DELTA, n_c, KAPPA, m + 1, T).feasible
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_errors_name_the_problem():
+    X, y, mask, _, _ = _private_data()
+    n_c, n_l = int(mask.sum()), int((~mask).sum())
+    with pytest.raises(ValueError, match="no local rows"):
+        _private().fit(X, y, curator_mask=np.ones_like(mask))
+    with pytest.raises(ValueError, match="no curator rows"):
+        _private().fit(X, y, curator_mask=np.zeros_like(mask))
+    y3 = y.copy()
+    y3[:5] = 7
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        _private().fit(X, y3, curator_mask=mask)
+    with pytest.raises(ValueError, match=f"largest feasible max_iter is {n_l // 50}"):
+        _private(max_iter=n_l // 50 + 1).fit(X, y, curator_mask=mask)
+    n_min = str_min_curator_size(EPS, DELTA, T, KAPPA, M1)
+    few = np.r_[np.arange(n_c) < n_min - 1, np.zeros(n_l, bool)] | ~mask
+    with pytest.raises(ValueError, match=f"minimum is n = {n_min} curator rows"):
+        _private().fit(X[few], y[few], curator_mask=mask[few])
+    with pytest.raises(ValueError, match="not a DP learner"):
+        _private(base_estimator=LogisticRegression()).fit(X, y, curator_mask=mask)
+    with pytest.raises(ValueError, match="sample_weight"):
+        _private(reweighting="sample_weight").fit(X, y, curator_mask=mask)
+
+
+def test_mask_none_runs_the_dp_learner_once():
+    X, y, _, _, _ = shifted_gaussians(200, 0, d=4, seed=0)
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+    clf = SubsampleTestReweigh(DPLogisticRegression(data_norm=3.0), epsilon=1.0, delta=1e-5,
+                               accountant=acc, random_state=0).fit(X, y)
+    direct = DPLogisticRegression(data_norm=3.0, epsilon=1.0, delta=1e-5, classes=clf.classes_,
+                                  random_state=0).fit(X, y)
+    np.testing.assert_allclose(clf.hypothesis_.coef_, direct.coef_)
+    np.testing.assert_array_equal(clf.predict(X), direct.predict(X))
+    assert clf.n_hypotheses_ == 0 and clf.target_error_estimates_.size == 0
+    assert acc.spent("central") == (1.0, 1e-5) and acc.spent("local") == (0.0, 0.0)
+    np.testing.assert_allclose(clf.predict_proba(X), direct.predict_proba(X))
+
+
+# --------------------------------------------------------------------------- routing
+
+FIT_LOG = []
+
+
+class RecordingSTR(SubsampleTestReweigh):
+    def fit(self, X, y, *, curator_mask=None):
+        FIT_LOG.append((np.asarray(X)[:, 0].astype(int), np.asarray(curator_mask)))
+        return super().fit(X, y, curator_mask=curator_mask)
+
+
+def test_curator_mask_is_split_per_fold():
+    rng = np.random.default_rng(0)
+    n = 120
+    X = np.column_stack([np.arange(n), rng.normal(size=(n, 2))])
+    y = (X[:, 1] > 0).astype(int)
+    mask = rng.random(n) < 0.6
+    est = RecordingSTR(LogisticRegression(), epsilon=np.inf, max_iter=2, random_state=0)
+    FIT_LOG.clear()
+    cross_validate(est, X, y, cv=KFold(3, shuffle=True, random_state=0),
+                   params={"curator_mask": mask})
+    GridSearchCV(est, {"alpha": [0.05, 0.1]}, cv=3).fit(X, y, curator_mask=mask)
+    assert len(FIT_LOG) == 3 + 2 * 3 + 1
+    for rows, received in FIT_LOG:
+        np.testing.assert_array_equal(received, mask[rows])
