@@ -1,4 +1,4 @@
-"""Command line: ``python -m skhybrid demo`` and ``python -m skhybrid budget LEDGER``."""
+"""Command line: ``python -m skhybrid demo | reproduce NAME | budget LEDGER``."""
 
 import argparse
 import sys
@@ -69,11 +69,23 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="every learner vs its non-private baseline")
     p_demo.add_argument("--seed", type=int, default=0)
+    p_rep = sub.add_parser("reproduce", help="a paper reproduction: prints a table, saves figures")
+    p_rep.add_argument("name", nargs="?", help="experiment name (omit to list them)")
+    p_rep.add_argument("--out", default="figures", help="folder for figures (default: figures)")
+    p_rep.add_argument("--quick", action="store_true", help="a reduced run (as the slow tests)")
+    p_rep.add_argument("--seed", type=int, default=0)
     p_budget = sub.add_parser("budget", help="report of a SQLite privacy ledger")
     p_budget.add_argument("ledger", help="path of the ledger file")
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(seed=args.seed)
+    elif args.command == "reproduce":
+        from . import experiments
+
+        if args.name is None:
+            print("\n".join(sorted(experiments.available())) or "no experiments registered")
+        else:
+            experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
     elif args.command == "budget":
         budget(args.ledger)
     return 0

@@ -1,0 +1,38 @@
+"""Paper reproductions, run by ``python -m skhybrid reproduce <name>``.
+
+Each family has one module here (``transfer.py``, ``ppm.py``, ``adaptation.py``,
+``hybrid.py``) defining ``EXPERIMENTS = {name: function}``. A function takes
+``(out_dir, quick=False, seed=0)``, prints a table, saves its figures under ``out_dir``
+and returns the table's rows (a list of dicts) so slow tests can assert orderings on a
+reduced run (``quick=True``).
+"""
+
+import importlib
+
+__all__ = ["available", "run"]
+
+_FAMILIES = ("transfer", "ppm", "adaptation", "hybrid")
+
+
+def available():
+    """``{name: function}`` of every registered reproduction."""
+    found = {}
+    for family in _FAMILIES:
+        try:
+            module = importlib.import_module(f"{__name__}.{family}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{family}":
+                raise
+            continue
+        found.update(module.EXPERIMENTS)
+    return found
+
+
+def run(name, out_dir="figures", quick=False, seed=0):
+    """Run one reproduction by name."""
+    experiments = available()
+    if name not in experiments:
+        raise ValueError(
+            f"Unknown experiment {name!r}; available: {', '.join(sorted(experiments)) or 'none'}."
+        )
+    return experiments[name](out_dir, quick=quick, seed=seed)
