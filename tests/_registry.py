@@ -9,6 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import _num_samples
 
 from skhybrid.learners import DPLogisticRegression
+from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
 from skhybrid.transfer import SubsampleTestReweigh
 
@@ -33,6 +34,8 @@ ESTIMATORS = [
     _AllPublicFitTransformer(StandardScaler()),
     SubsampleTestReweigh(random_state=0),
     SubsampleTestReweigh(epsilon=np.inf, random_state=0),
+    PPMHalfspaceClassifier(epsilon=1.0, random_state=0),
+    PPMHalfspaceClassifier(epsilon=np.inf, candidates="exact"),
 ]
 
 EXPECTED_FAILED_CHECKS = {}
