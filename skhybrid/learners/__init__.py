@@ -1,5 +1,6 @@
 """DP base learners reused by several families."""
 
 from ._logistic import DPLogisticRegression
+from ._parity import PrivateParityClassifier
 
-__all__ = ["DPLogisticRegression"]
+__all__ = ["DPLogisticRegression", "PrivateParityClassifier"]

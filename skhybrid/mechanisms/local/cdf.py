@@ -4,6 +4,7 @@ import math
 from numbers import Integral
 
 import numpy as np
+from sklearn.isotonic import isotonic_regression
 
 from .. import _noise
 from .._base import Mechanism, check_epsilon
@@ -28,6 +29,11 @@ def _check_bits(bits):
 def _cdf_error(bits, epsilon, n, beta):
     c_eps = 1.0 / math.tanh(epsilon / 2)
     return c_eps * bits * math.sqrt(2.0 * (bits * math.log(2.0) + math.log(2.0 / beta)) / n)
+
+
+def _monotone(raw):
+    """Isotonic (non-decreasing) L2 projection of ``raw`` onto ``[0, 1]`` (post-processing)."""
+    return isotonic_regression(np.asarray(raw, dtype=float), y_min=0.0, y_max=1.0)
 
 
 def cdf_sample_size(bits, alpha, beta, epsilon):
@@ -69,8 +75,10 @@ class HierarchicalCDF(Mechanism):
     answer an average of ``n`` independent per-agent terms in ``[−b c_ε/n, b c_ε/n]`` whose
     mean is the exact answer, level sampling included, so Hoeffding plus a union bound
     over the ``2^b`` thresholds give :meth:`error_bound`. The answers are then clipped to
-    ``[0, 1]`` and made monotone by a cumulative maximum; this post-processing cannot
-    move an answer away from a monotone truth in ``[0, 1]`` by more than the sup error.
+    ``[0, 1]`` and made monotone by isotonic regression (pool-adjacent-violators). Both
+    steps are non-expansive in the sup norm and leave a monotone truth in ``[0, 1]``
+    unchanged, so they never increase the sup error; unlike a running maximum, one noisy
+    overshoot does not pin every later answer.
 
     Parameters
     ----------
@@ -190,7 +198,7 @@ class HierarchicalCDF(Mechanism):
         self._table = None
         if self.bits <= DENSE_MAX_BITS:
             raw = self._raw_less_than(np.arange(1, (1 << self.bits) + 1, dtype=np.int64))
-            self._table = np.maximum.accumulate(np.clip(raw, 0.0, 1.0))
+            self._table = _monotone(raw)
         return self
 
     def fit(self, values, rng):
@@ -251,7 +259,7 @@ class HierarchicalCDF(Mechanism):
         if self._table is not None:
             out = self._table[flat]
         else:
-            out = np.clip(self._raw_less_than(flat + 1), 0.0, 1.0)
             order = np.argsort(flat, kind="stable")
-            out[order] = np.maximum.accumulate(out[order])
+            out = np.empty(flat.shape[0])
+            out[order] = _monotone(self._raw_less_than(flat[order] + 1))
         return float(out[0]) if w_arr.ndim == 0 else out.reshape(w_arr.shape)

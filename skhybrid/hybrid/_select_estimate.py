@@ -1,0 +1,164 @@
+"""Select-then-estimate in the hybrid model (BKNSS Appendix B)."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils.validation import validate_data
+
+from .._base import PrivateEstimatorMixin, nonprivate_event
+from .._validation import check_group_nonempty, check_mask
+from ..accounting import PrivacyAccountant
+from ..mechanisms.exponential import ExponentialMechanism
+from ..mechanisms.laplace import LaplaceMechanism
+from ..mechanisms.randomized_response import RandomizedResponse
+
+__all__ = ["SelectThenEstimate"]
+
+
+class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
+    """Curator selects a near-best coordinate of the mean; local agents estimate it (BKNSS App. B).
+
+    Rows are ``x ∈ {−1, 1}^d`` with mean ``μ``. The goal is ``(i, μ̂_i)`` with
+    ``μ_i ≥ max_j μ_j − α`` and ``|μ̂_i − μ_i| ≤ α'`` for ``α' < α``. The curator's ``m``
+    rows suffice for the selection (``O(log d/(αε))`` rows) but not for the fine estimate
+    (``Ω(1/α'²)``); the ``n`` local agents suffice for the estimate but not the selection
+    (``Ω(d log d/α²)`` non-interactively). The protocol is interactive in that order:
+
+    1. **Curator**: exponential mechanism over ``j`` with score ``u_j = Σ_i x_ij``
+       (sensitivity 2 under replacement: one row moves each sum by at most 2;
+       McSherry–Talwar 2007), ε central.
+    2. **Referee** sends ``i`` to the local agents; each sends one binary randomized
+       response of ``(1 + x_i)/2`` (Warner 1965), ε-LDP; the referee debiases:
+       ``μ̂_i = 2·c_ε(mean − 1/(e^ε+1)) − 1``, error ``≤ 2c_ε sqrt(ln(2/β)/(2n))`` w.p. 1−β.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        ε of both populations. ``np.inf``: exact argmax and exact mean.
+    accountant : PrivacyAccountant or None, default=None
+    random_state : int, RandomState, Generator or None, default=None
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    selected_index_ : int
+    estimate_ : float
+        The estimate of ``μ_{selected_index_}``.
+    curator_only_ : bool
+    privacy_spent_ : dict
+    n_features_in_ : int
+
+    Notes
+    -----
+    An estimator of a statistic, not a predictor: it has ``fit`` only (no ``predict``,
+    ``transform`` or ``score``), as a ``transform`` would invent a meaning the paper does
+    not give. ``y`` is ignored. ``curator_mask=None`` (every row at the curator, how
+    sklearn's checks call ``fit``): the curator selects with ``ε/2`` and estimates the
+    mean with the Laplace mechanism at ``ε/2`` (sensitivity ``2/m``); still ε-DP. An
+    explicit mask leaving either group empty raises ValueError.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skhybrid.hybrid import SelectThenEstimate
+    >>> rng = np.random.default_rng(0)
+    >>> mu = np.full(50, 0.0); mu[7] = 0.6
+    >>> X = np.where(rng.random((100000, 50)) < (1 + mu) / 2, 1, -1)
+    >>> est = SelectThenEstimate(epsilon=1.0, random_state=0)
+    >>> est = est.fit(X, curator_mask=np.arange(100000) < 2000)
+    >>> est.selected_index_, abs(est.estimate_ - 0.6) < 0.05
+    (7, True)
+    """
+
+    __metadata_request__fit = {"curator_mask": True}
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
+        "accountant": [PrivacyAccountant, None],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    # Pure DP: δ is always 0 (read by PrivateEstimatorMixin; not a parameter).
+    delta = 0.0
+
+    def __init__(self, epsilon=1.0, *, accountant=None, random_state=None, verbose=0):
+        self.epsilon = epsilon
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y=None, *, curator_mask=None):
+        """Select a coordinate on the curator's rows, estimate it on the agents' rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, d)
+            Entries in ``{−1, 1}``; anything else raises ValueError.
+        y : ignored
+        curator_mask : array-like of bool of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : SelectThenEstimate
+        """
+        self._validate_params()
+        self._check_privacy_params()
+        X = validate_data(self, X, dtype=None)
+        X = np.asarray(X)
+        if X.size and not np.isin(X, (-1, 1)).all():
+            raise ValueError("X must contain only -1/+1 entries (BKNSS App. B rows in "
+                             "{-1,1}^d); map bits b to 2b-1 first.")
+        X = X.astype(np.int64)
+        n = X.shape[0]
+        mask = check_mask(curator_mask, n, "curator_mask")
+        curator_only = curator_mask is None
+        if curator_only:
+            mask = np.ones(n, dtype=bool)
+        else:
+            check_group_nonempty(mask, "curator_mask", "curator rows", trusted=True)
+            check_group_nonempty(mask, "curator_mask", "local agents", trusted=False)
+        cur, loc = np.flatnonzero(mask), np.flatnonzero(~mask)
+        name = type(self).__name__
+
+        eps_sel = self.epsilon / 2 if curator_only else self.epsilon
+        if self.nonprivate:
+            events = [nonprivate_event("central", name)]
+            if not curator_only:
+                events.append(nonprivate_event("local", name))
+        else:
+            select = ExponentialMechanism(eps_sel, sensitivity=2.0)
+            events = [select.event(source=name)]
+            if curator_only:
+                estimate = LaplaceMechanism(self.epsilon / 2, sensitivity=2.0 / cur.size)
+                events.append(estimate.event(source=name))
+            else:
+                estimate = RandomizedResponse(self.epsilon)
+                events.append(estimate.event(population="local", source=name))
+        self._charge(events)
+        rng = self._make_rng()
+
+        sums = X[cur].sum(axis=0).astype(float)
+        if self.nonprivate:
+            i = int(np.argmax(sums))
+            rows = cur if curator_only else loc
+            value = float(X[rows, i].mean())
+        else:
+            i = int(select(sums, rng))
+            if curator_only:
+                value = float(estimate(X[cur, i].mean(), rng))
+            else:
+                reports = estimate((X[loc, i] + 1) // 2, rng)
+                value = 2.0 * float(estimate.debias(reports)) - 1.0
+        self.selected_index_ = i
+        self.estimate_ = value
+        self.curator_only_ = curator_only
+        if self.verbose:
+            print(f"[SelectThenEstimate] selected {i}, estimate {value:.4f}")
+        return self
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "selected_index_")
+

@@ -1,0 +1,64 @@
+"""SelectThenEstimate (BKNSS App. B): selection at the curator, estimate by local agents."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skhybrid.hybrid._select_estimate import SelectThenEstimate
+from skhybrid.mechanisms._noise import record_noise
+
+
+def _data(n=60_000, d=40, best=7, seed=0):
+    rng = np.random.default_rng(seed)
+    mu = np.zeros(d)
+    mu[best] = 0.6
+    return np.where(rng.random((n, d)) < (1 + mu) / 2, 1, -1)
+
+
+def test_selects_and_estimates():
+    X = _data()
+    mask = np.arange(X.shape[0]) < 2000
+    est = SelectThenEstimate(epsilon=1.0, random_state=0).fit(X, curator_mask=mask)
+    assert est.selected_index_ == 7
+    c_eps = 1 / math.tanh(0.5)
+    bound = 2 * c_eps * math.sqrt(math.log(2 / 0.01) / (2 * 58_000))  # Hoeffding, β = 0.01
+    assert abs(est.estimate_ - X[~mask, 7].mean()) <= bound
+    assert est.privacy_spent_ == {"central": (1.0, 0.0), "local": (1.0, 0.0)}
+    exact = SelectThenEstimate(epsilon=np.inf).fit(X, curator_mask=mask)
+    assert exact.selected_index_ == 7 and exact.estimate_ == X[~mask, 7].mean()
+
+
+def test_noise_spy_and_events():
+    X = _data(n=3000, d=10)
+    mask = np.arange(3000) < 1000
+    with record_noise() as draws:
+        est = SelectThenEstimate(epsilon=0.5, random_state=0).fit(X, curator_mask=mask)
+    sel, rr = est.privacy_events_
+    assert (sel.mechanism, sel.population, sel.epsilon) == ("exponential", "central", 0.5)
+    assert (rr.population, rr.epsilon) == ("local", 0.5)
+    gumbel = [d for d in draws if d.kind == "gumbel"]
+    assert len(gumbel) == 1 and gumbel[0].count == 10
+    assert gumbel[0].scale == pytest.approx(2 * 2 / 0.5)  # Gumbel scale 2Δ/ε, Δ = 2
+    flips = [d for d in draws if d.tag == "randomized_response"]
+    assert sum(d.count for d in flips) == 2000  # one report per local agent
+
+
+def test_curator_only_when_mask_is_none():
+    X = _data(n=5000)
+    with record_noise() as draws:
+        est = SelectThenEstimate(epsilon=1.0, random_state=0).fit(X)
+    assert est.curator_only_ and est.privacy_spent_["local"] == (0.0, 0.0)
+    assert est.privacy_spent_["central"][0] == pytest.approx(1.0)
+    lap = [d for d in draws if d.kind == "laplace"]
+    assert lap[0].scale == pytest.approx(2 / 5000 / 0.5)
+
+
+def test_bad_input():
+    X = _data(n=100, d=10)
+    with pytest.raises(ValueError, match="-1/\\+1"):
+        SelectThenEstimate().fit((X + 1) // 2)
+    with pytest.raises(ValueError, match="no curator rows"):
+        SelectThenEstimate().fit(X, curator_mask=np.zeros(100, bool))
+    with pytest.raises(ValueError, match="no local agents"):
+        SelectThenEstimate().fit(X, curator_mask=np.ones(100, bool))
