@@ -58,10 +58,7 @@ def threshold_from_cdf(cdf, bits):
         theta = np.arange(top + 1, dtype=np.int64)
     else:
         theta = np.unique(np.linspace(0, top, (1 << _FULL_SEARCH_BITS) + 1).astype(np.int64))
-    # The unprocessed dyadic sums (same reports, so still post-processing) keep the
-    # differences between thresholds that isotonic smoothing would pool together.
-    raw = getattr(cdf, "_raw_less_than", None)
-    query = (lambda w: raw(w + 1)) if raw is not None else cdf.cdf
+    query = cdf.cdf
     lower = np.zeros(theta.shape)
     pos = theta > 0
     lower[pos] = query(theta[pos] - 1)
@@ -118,7 +115,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     --------
     >>> import numpy as np
     >>> from skhybrid.hybrid import LocalThresholdClassifier
-    >>> rng = np.random.default_rng(0)
+    >>> rng = np.random.default_rng(42)   # data and mechanism seeds must differ
     >>> t = rng.integers(0, 256, size=100000)
     >>> X, y = t[:, None], (t >= 77).astype(int)
     >>> clf = LocalThresholdClassifier(threshold_bits=8, random_state=0).fit(X, y)
