@@ -1,0 +1,47 @@
+"""python -m skhybrid: demo, reproduce (listing), budget."""
+
+import io
+
+import numpy as np
+
+from skhybrid.__main__ import budget, demo, main
+from skhybrid.accounting import PrivacyAccountant
+from skhybrid.mechanisms import LaplaceMechanism
+
+
+def test_demo_prints_every_learner_and_the_accountant():
+    out = io.StringIO()
+    demo(seed=0, out=out)
+    text = out.getvalue()
+    for name in ("DPLogisticRegression", "PPMHalfspaceClassifier", "DiscrepancyAdaptation",
+                 "ParityThreshold"):
+        assert name in text
+    assert "central: spent" in text and "local: spent" in text
+
+
+def test_budget_reports_a_ledger(tmp_path):
+    path = tmp_path / "b.sqlite"
+    PrivacyAccountant(ledger=path).spend([LaplaceMechanism(0.5).event()], source="demo")
+    out = io.StringIO()
+    budget(path, out=out)
+    assert "demo" in out.getvalue() and "epsilon=0.5" in out.getvalue()
+
+
+def test_reproduce_lists_experiments(capsys):
+    assert main(["reproduce"]) == 0
+    assert capsys.readouterr().out.strip()
+
+
+def test_datasets_mask_conventions():
+    from skhybrid.datasets import (
+        make_label_determined_halfspace,
+        make_parity_threshold,
+        make_shifted_gaussians,
+    )
+
+    X, y, public = make_label_determined_halfspace(200, random_state=0)
+    assert (public == (y == 0)).all() and X.shape == (200, 2)
+    X, y, mask, Xt, yt = make_shifted_gaussians(30, 20, n_test=5, random_state=0)
+    assert mask.sum() == 30 and set(np.unique(y)) <= {-1, 1} and Xt.shape == (5, 20)
+    X, y, (k, theta) = make_parity_threshold(100, n_parity=4, threshold_bits=5, random_state=0)
+    assert ((X[:, :4] @ k + (X[:, -1] >= theta)) % 2 == y).all()
