@@ -278,10 +278,10 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     n_blocks_ : int
     block_outputs_ : list of (ndarray of shape (c+1,) or None)
         The curator's message: one parity of ``x ∘ 1`` per block (None = ⊥).
-    block_hypotheses_ : ndarray of shape (n_blocks_, c+1) or None
+    block_hypotheses_ : ndarray of shape (n_blocks, c+1) or None
         The referee's per-block hypotheses after filling ⊥ blocks (None if all are ⊥:
         the classifier then predicts ``classes_[0]``).
-    block_edges_ : ndarray of shape (n_blocks_ - 1,)
+    block_edges_ : ndarray of shape (n_blocks - 1,)
         Cumulative fractions of curator rows at the block boundaries.
     cdf_ : object with a ``cdf(w)`` method
         The referee's CDF estimate of the threshold feature.

@@ -128,7 +128,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
 
     Attributes
     ----------
-    parity_ : ndarray of shape (n_features_in_,) of uint8, or None
+    parity_ : ndarray of shape (n_features,) of uint8, or None
         The learned parity vector. None when every chunk returned ⊥; the classifier then
         predicts the constant ``classes_[0]`` (the parity ``r = 0``).
     chunk_outputs_ : list of (ndarray or None)

@@ -147,7 +147,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Rounds run (= hypotheses tested).
     n_hypotheses_ : int
         Number of hypotheses tested on local agents (0 in the degenerate case).
-    target_error_estimates_ : ndarray of shape (n_iter_,)
+    target_error_estimates_ : ndarray of shape (n_iter,)
         The target-error estimates aᵗ (a DP output of the local agents' reports).
     converged_ : bool
         Whether the stopping rule fired before the cap.

@@ -90,7 +90,7 @@ class HierarchicalCDF(Mechanism):
     Attributes
     ----------
     n_agents_ : int
-    levels_ : ndarray of uint8, shape (n_agents_,)
+    levels_ : ndarray of uint8, shape (n_agents,)
         Level of each agent (data-independent).
     level_counts_ : ndarray of shape (bits,)
         Number of agents at each level ``1..b``.

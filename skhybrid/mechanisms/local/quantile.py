@@ -28,8 +28,8 @@ class QuantileSearch(Mechanism):
     (:class:`~skhybrid.mechanisms.RandomizedResponse`), debiases the mean to ``p̂``, and
     moves ``lo ← mid`` if ``p̂ < p*`` else ``hi ← mid``. Every agent sends one ε-LDP bit.
 
-    Guarantee
-    ---------
+    Notes
+    -----
     Each agent's term ``c_ε (r − 1/(e^ε+1))`` lies in an interval of length ``c_ε`` and has
     mean ``1[x ≤ mid]`` (mean ``F(mid)`` for i.i.d. draws from ``P``), so by Hoeffding
     ``|p̂ − F(mid)| ≤ λ`` in each round w.p. ``≥ 1 − β/T``. Hence w.p. ``≥ 1 − β`` the
