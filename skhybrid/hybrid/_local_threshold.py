@@ -1,5 +1,6 @@
 """Threshold learning by local agents, and parity-and-threshold in the hybrid model (BKNSS App. A)."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_mask
-from ..accounting import PrivacyAccountant
+from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners._parity import (
     binary_labels,
     parity_event,
@@ -18,8 +19,11 @@ from ..learners._parity import (
     select_candidate,
 )
 from ..learners._parity_core import boosted_private_parity, predict_parity
+from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ..mechanisms.local.cdf import HierarchicalCDF
+from ..mechanisms.local.frequency_oracle import HadamardResponse
+from ..mechanisms.local.quantile import rr_quantile_search
 from ._parity_threshold import (
     EmpiricalCDF,
     LaplaceTreeCDF,
@@ -28,7 +32,14 @@ from ._parity_threshold import (
     split_columns,
 )
 
-__all__ = ["LocalThresholdClassifier", "ParityAndThresholdClassifier", "threshold_from_cdf"]
+__all__ = [
+    "LocalThresholdClassifier",
+    "ParityAndThresholdClassifier",
+    "threshold_from_cdf",
+    "app_a_threshold",
+    "app_a_error_bound",
+    "app_a_min_agents",
+]
 
 #: Above this many bits the threshold is searched on a grid of 2^16 + 1 candidates.
 _FULL_SEARCH_BITS = 16
@@ -67,6 +78,185 @@ def threshold_from_cdf(cdf, bits):
     return int(theta[np.argmin(errors)]), errors
 
 
+# ------------------------------------------------------------------ App. A (faithful)
+
+#: Failure probability used to size each quantile round (BUILDING_BLOCKS §6 constants);
+#: only the *minimum* number of agents depends on it, never the reports.
+_APP_A_DESIGN_BETA = 0.05
+
+
+def _app_a_shape(bits, alpha):
+    """``(K, n_q, T)``: ``K = ⌈4/α⌉`` bins, ``n_q = K − 1`` quantiles, ``T = b + 2`` rounds.
+
+    BKNSS App. A: quantiles at ``α/4, 2α/4, …`` on ``[Q_min, Q_max] = [0, 2^b]`` with
+    ``τ = 1/4``, so the binary search of Thm 2.19 takes ``T = ⌈log₂(2^b/τ)⌉ = b + 2`` rounds.
+    """
+    K = max(2, math.ceil(4.0 / alpha - 1e-9))
+    return K, K - 1, int(bits) + 2
+
+
+def _app_a_lambda(m_round, T, beta_q, epsilon):
+    """Mass tolerance ``λ`` that ``m_round`` agents per round buy (inverts Thm 2.19's size).
+
+    ``m = ⌈c_ε² ln(2T/β_q)/(2λ²)⌉`` (BUILDING_BLOCKS §6) solved for ``λ``.
+    """
+    c_eps = 1.0 / math.tanh(epsilon / 2)
+    if m_round < 1:
+        return math.inf
+    return c_eps * math.sqrt(math.log(2 * T / beta_q) / (2 * m_round))
+
+
+def app_a_min_agents(bits, alpha, epsilon):
+    """Fewest agents for which :func:`app_a_threshold` runs (every quantile round has ``λ < 1``).
+
+    ``2 n_q T ⌈c_ε² ln(2T/β_d)/2⌉`` with ``β_d = 0.05/(4 n_q)``: below it the quantile
+    search's Hoeffding bound is vacuous and ``rr_quantile_search`` refuses to run.
+    """
+    K, n_q, T = _app_a_shape(bits, alpha)
+    beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
+    c_eps = 1.0 / math.tanh(epsilon / 2) if np.isfinite(epsilon) else 1.0
+    per_round = math.ceil(c_eps**2 * math.log(2 * T / beta_q) / 2 * (1 + 1e-9))
+    return 2 * n_q * T * per_round
+
+
+def app_a_error_bound(n, bits, alpha, beta, epsilon):
+    """Error guarantee of :func:`app_a_threshold` with ``n`` i.i.d. agents (BKNSS App. A).
+
+    With probability ``≥ 1 − β`` the returned threshold has error at most
+    ``α/4 + 2λ + 2K t/n₂ + 2 sqrt(ln(8(K+1)/β)/(2n₂))`` on the agents' distribution, where
+
+    * ``α/4 + 2λ`` is the widest bin (the paper's ``α/4 + 2·α/16``): each of the
+      ``n_q = K − 1`` quantile searches (``⌊n/2⌋/n_q`` agents, ``T = b+2`` rounds of ``m``
+      fresh agents) returns ``q`` with ``F(q) ≥ p − λ`` and ``F(q − 1) < p + λ``, with
+      ``λ = c_ε sqrt(ln(2T/β_q)/(2m))`` and ``β_q = β/(4 n_q)`` (BKNSS Thm 2.19; constants
+      of BUILDING_BLOCKS §6). So the open interval between consecutive boundaries has mass
+      ``< α/4 + 2λ``, and the boundary just above the true threshold errs only inside it.
+    * ``2K t/n₂`` is the counting error of the second half: ``n₂ = n − ⌊n/2⌋`` agents send
+      one HRR report of (label, bin) on ``2K`` values; w.p. ``≥ 1 − β/4`` every count is
+      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (BUILDING_BLOCKS §5.2, 5.4), and a
+      candidate's error sums ``K`` counts, so the chosen candidate is within ``2Kt/n₂`` of
+      the best one.
+    * the last term: Hoeffding and a union bound over the ``K + 1`` candidates (fixed
+      before the second half reports), w.p. ``≥ 1 − β/4``.
+
+    At ``n = app_a_local_size(b, α, β, ε)`` (:mod:`skhybrid.hybrid._constants`) the
+    quantile term is ``λ ≤ α/16``, i.e. the paper's ``α/4 + 2·α/16``; the paper's "``n/2``
+    is sufficiently large" for the counting half is looser than our union bound (the
+    ``2Kt/n₂`` term needs ``n₂ ≥ 128 K² c_ε² ln(8K/β)/α²`` to be ``≤ α/4``).
+
+    Returns
+    -------
+    bound : dict
+        ``lam``, ``bin_width`` (``α/4 + 2λ``), ``count_term``, ``sampling_term``, ``total``.
+    """
+    K, n_q, T = _app_a_shape(bits, alpha)
+    n1 = int(n) // 2
+    n2 = int(n) - n1
+    m_round = (n1 // n_q) // T
+    lam = _app_a_lambda(m_round, T, beta / (4 * n_q), epsilon)
+    t = HadamardResponse(epsilon, 2 * K).error_bound(max(n2, 1), beta / 4)
+    count = 2 * K * t / max(n2, 1)
+    sampling = 2 * math.sqrt(math.log(8 * (K + 1) / beta) / (2 * max(n2, 1)))
+    width = alpha / 4 + 2 * lam
+    return {"lam": lam, "bin_width": width, "count_term": count, "sampling_term": sampling,
+            "total": width + count + sampling}
+
+
+def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
+    """BKNSS App. A's local-model threshold learner: quantile bins, then label counts per bin.
+
+    Each agent sends **one** ε-LDP report. The agents are split by public randomness,
+    before any report and independently of the data:
+
+    1. **Quantiles** (first ``⌊n/2⌋`` agents, in ``n_q = ⌈4/α⌉ − 1`` equal groups): group
+       ``i`` runs the randomized-response binary search of BKNSS Thm 2.19
+       (:func:`~skhybrid.mechanisms.local.rr_quantile_search`, fresh agents per round)
+       for the ``i·α/4``-quantile on ``[0, 2^b]`` with ``τ = 1/4``; the boundary is
+       ``q_i = ⌊hi⌋`` of the returned bracket (the bracket holds at most one integer, so
+       ``F(q_i) = F(hi) ≥ p − λ`` and ``F(q_i − 1) ≤ F(lo) < p + λ``). Sorting the ``q_i``
+       keeps both inequalities.
+    2. **Label counts per bin** (the other agents): bin ``j`` is ``[q_j, q_{j+1})`` with
+       ``q_0 = 0``, ``q_K = 2^b``; each agent sends one Hadamard-response report
+       (:class:`~skhybrid.mechanisms.local.HadamardResponse`, the frequency oracle behind
+       the heavy hitters of Thm 2.18) of ``label·K + bin``. The paper has 0-label agents
+       report a constant instead of their bin; reporting the bin too lets the referee
+       estimate each bin's size as well as its 1-label count (the *fraction* of 1-labels
+       the paper asks for), at the same ε.
+    3. **Referee**: among the boundaries ``q_0..q_K`` pick the one with the smallest
+       estimated error ``Σ_{i<j} Ĉ(1, i) + Σ_{i≥j} Ĉ(0, i)``. On realizable data this is
+       the paper's "first quantile from which all agents have 1-label".
+
+    Guarantee: :func:`app_a_error_bound`.
+
+    Parameters
+    ----------
+    t : ndarray of int, shape (n,)
+        Agents' values in ``[0, 2^bits)``.
+    labels : ndarray of {0, 1}, shape (n,)
+    bits : int
+    alpha : float in (0, 1)
+    epsilon : float
+        Each agent's local ε; ``np.inf`` uses exact quantiles and counts (same split).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    result : dict
+        ``threshold`` (int in ``[0, 2^bits]``), ``boundaries`` (``K + 1`` sorted ints),
+        ``counts`` (shape ``(2, K)``: estimated 0- and 1-label counts per bin),
+        ``estimated_errors`` (``K + 1``), ``lam`` (the quantile tolerance the agents buy),
+        ``n_quantile`` and ``n_count`` (agents per phase).
+    """
+    t = np.asarray(t, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    n = t.shape[0]
+    K, n_q, T = _app_a_shape(bits, alpha)
+    private = np.isfinite(epsilon)
+    if n < app_a_min_agents(bits, alpha, epsilon if private else np.inf):
+        raise ValueError(
+            f"method='app-a' needs at least {app_a_min_agents(bits, alpha, epsilon)} local "
+            f"agents for threshold_bits={bits}, alpha={alpha}, epsilon={epsilon} "
+            f"({n_q} quantile searches of {T} rounds each); got {n}. Add agents, increase "
+            "alpha, or use method='cdf'.")
+    top = 1 << int(bits)
+    # Public-randomness assignment of agents to phases and groups (data-independent).
+    order = np.argsort(_noise.uniform(rng, n, tag="app_a:assign"))
+    n1 = n // 2
+    groups = np.array_split(order[:n1], n_q)
+    second = order[n1:]
+    m_round = min(len(g) for g in groups) // T
+    beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
+    lam = _app_a_lambda(m_round, T, beta_q, epsilon) if private else 0.0
+
+    q = np.empty(n_q, dtype=np.int64)
+    for i, g in enumerate(groups, start=1):  # n_q = ⌈4/α⌉ − 1 searches, not agents
+        p_star = i * alpha / 4
+        if private:
+            # λ slightly inflated so the search's own size check (same formula) passes.
+            _, hi = rr_quantile_search(t[g].astype(float), p_star, epsilon, rng, 0.0,
+                                       float(top), 0.25, min(lam * (1 + 1e-9), 0.999999),
+                                       beta_q)
+            q[i - 1] = min(int(math.floor(hi)), top)
+        else:
+            q[i - 1] = np.quantile(t[g], p_star, method="inverted_cdf")
+    bounds = np.concatenate([[0], np.sort(q), [top]])
+
+    bins = np.searchsorted(bounds[1:-1], t[second], side="right")  # q_j ≤ t < q_{j+1}
+    codes = labels[second] * K + bins
+    if private:
+        hrr = HadamardResponse(epsilon, 2 * K)
+        counts = hrr.estimate_counts(*hrr.randomize(codes, rng)).reshape(2, K)
+    else:
+        counts = np.bincount(codes, minlength=2 * K).astype(float).reshape(2, K)
+    # error(q_j) = #1-labels below q_j + #0-labels at or above q_j, j = 0..K
+    ones_below = np.concatenate([[0.0], np.cumsum(counts[1])])
+    zeros_above = np.concatenate([np.cumsum(counts[0][::-1])[::-1], [0.0]])
+    errors = (ones_below + zeros_above) / max(second.size, 1)
+    best = int(np.argmin(errors))
+    return {"threshold": int(bounds[best]), "boundaries": bounds, "counts": counts,
+            "estimated_errors": errors, "lam": lam, "n_quantile": n1, "n_count": second.size}
+
+
 class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierMixin,
                                BaseEstimator):
     """ε-LDP threshold learner from local agents' (value, label) reports (BKNSS App. A).
@@ -84,15 +274,25 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     heavy-hitter count of 1-labels per bin): one CDF of the labelled values answers both
     questions at once, with excess error ``≤ 4·sup|Ĝ − G|``.
 
+    ``method="app-a"`` runs App. A's protocol itself (:func:`app_a_threshold`): half of
+    the agents find the ``α/4``-quantiles by the binary search of Thm 2.19 (fresh agents
+    per round), the other half send one Hadamard-response report of (label, bin), and
+    the referee picks the bin boundary with the fewest estimated errors. Its agent count
+    grows like ``b log(b/(αβ))/(α³ε²)`` (Theorem A.1) instead of the CDF's ``b³/α²``
+    dependence, but with a large constant (:func:`app_a_error_bound`).
+
     Parameters
     ----------
     threshold_feature : int, default=-1
     threshold_bits : int, default=8
         ``b``: the feature's public domain is ``[0, 2^b)``.
     alpha : float in (0, 1), default=0.1
-        Target accuracy (used only by :meth:`error_bound`; the protocol has no tuning knob).
+        Target accuracy. ``method="cdf"``: used only by :meth:`error_bound`.
+        ``method="app-a"``: sets the quantile grid ``α/4, 2α/4, …`` (``⌈4/α⌉`` bins).
     epsilon : float, default=1.0
         Local ε of each agent. ``np.inf``: exact empirical risk minimisation.
+    method : {"cdf", "app-a"}, default="cdf"
+        The protocol (see above). Both send one ε-LDP report per agent.
     accountant, random_state, verbose
         As everywhere in skhybrid.
 
@@ -101,7 +301,12 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     threshold_ : int in [0, 2^b]
         Predict ``classes_[1]`` iff ``t ≥ threshold_``.
     estimated_errors_ : ndarray
-        Estimated training error of each candidate threshold.
+        Estimated training error of each candidate threshold (all of ``[0, 2^b]`` for
+        ``"cdf"``, the ``K + 1`` bin boundaries for ``"app-a"``).
+    boundaries_ : ndarray of shape (K + 1,)
+        ``"app-a"`` only: the sorted quantile boundaries ``0 = q_0 ≤ … ≤ q_K = 2^b``.
+    bin_counts_ : ndarray of shape (2, K)
+        ``"app-a"`` only: estimated 0- and 1-label counts per bin.
     classes_, privacy_spent_, n_features_in_
 
     Notes
@@ -126,6 +331,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     __metadata_request__fit = {"curator_mask": True}
 
     _parameter_constraints = {
+        "method": [StrOptions({"cdf", "app-a"})],
         "threshold_feature": [Integral],
         "threshold_bits": [Interval(Integral, 1, 61, closed="both")],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
@@ -136,11 +342,12 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     }
 
     def __init__(self, threshold_feature=-1, threshold_bits=8, alpha=0.1, epsilon=1.0, *,
-                 accountant=None, random_state=None, verbose=0):
+                 method="cdf", accountant=None, random_state=None, verbose=0):
         self.threshold_feature = threshold_feature
         self.threshold_bits = threshold_bits
         self.alpha = alpha
         self.epsilon = epsilon
+        self.method = method
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -174,6 +381,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                                  "be False in curator_mask.")
         b = self.threshold_bits
         name = type(self).__name__
+        if self.method == "app-a":
+            return self._fit_app_a(t[local], bits[local], name)
         if self.nonprivate:
             self._charge([nonprivate_event("local", name)])
         else:
@@ -190,11 +399,45 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                   f"threshold {self.threshold_}")
         return self
 
-    def error_bound(self, n, beta=0.05):
-        """Excess-error bound ``4 c_ε (b+1) sqrt(2((b+1) ln 2 + ln(2/β))/n)`` of the fit.
+    def _fit_app_a(self, t, bits, name):
+        """App. A's two-phase protocol on the local agents (:func:`app_a_threshold`)."""
+        b = self.threshold_bits
+        need = app_a_min_agents(b, self.alpha, self.epsilon)
+        if t.shape[0] < need:  # the agent count is public; check before charging
+            raise ValueError(
+                f"method='app-a' needs at least {need} local agents for threshold_bits={b}, "
+                f"alpha={self.alpha}, epsilon={self.epsilon}; got {t.shape[0]}. Add agents, "
+                "increase alpha, or use method='cdf'.")
+        if self.nonprivate:
+            self._charge([nonprivate_event("local", name)])
+        else:
+            # Every agent sends one report (an RR bit in one quantile round, or one HRR
+            # report): the groups are disjoint, so the local charge is ε once.
+            K, n_q, T = _app_a_shape(b, self.alpha)
+            self._charge([PrivacyEvent("app_a_threshold", "pure", float(self.epsilon),
+                                       population="local", source=name,
+                                       params={"quantiles": n_q, "rounds": T, "bins": K})])
+        rng = self._make_rng()
+        res = app_a_threshold(t, bits, b, self.alpha, self.epsilon, rng)
+        self.threshold_ = res["threshold"]
+        self.estimated_errors_ = res["estimated_errors"]
+        self.boundaries_ = res["boundaries"]
+        self.bin_counts_ = res["counts"]
+        if self.verbose:
+            print(f"[LocalThresholdClassifier] app-a: {t.shape[0]} agents, lambda="
+                  f"{res['lam']:.3g}, threshold {self.threshold_}")
+        return self
 
-        Four times the CDF's sup error (BUILDING_BLOCKS §5.3 on ``b + 1`` bits).
+    def error_bound(self, n, beta=0.05):
+        """Error bound of the fit with ``n`` agents, w.p. ``≥ 1 − β``.
+
+        ``"cdf"``: excess error ``4 c_ε (b+1) sqrt(2((b+1) ln 2 + ln(2/β))/n)``, four times
+        the CDF's sup error (BUILDING_BLOCKS §5.3 on ``b + 1`` bits). ``"app-a"``: the
+        total of :func:`app_a_error_bound` (realizable i.i.d. data).
         """
+        if getattr(self, "method", "cdf") == "app-a":
+            return app_a_error_bound(n, self.threshold_bits, self.alpha, beta,
+                                     self.epsilon)["total"]
         return 4 * HierarchicalCDF(self.epsilon, self.threshold_bits + 1).error_bound(n, beta)
 
     def predict(self, X):
@@ -267,7 +510,8 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
     __metadata_request__fit = {"curator_mask": True}
 
     _parameter_constraints = {
-        **LocalThresholdClassifier._parameter_constraints,
+        **{k: v for k, v in LocalThresholdClassifier._parameter_constraints.items()
+           if k != "method"},
         "n_chunks": [Interval(Integral, 1, None, closed="left")],
         "rate": [StrOptions({"tanh", "klnrs"})],
         "floor": [Interval(Real, 0, 1, closed="both"), StrOptions({"min"})],

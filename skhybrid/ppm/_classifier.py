@@ -106,8 +106,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         Largest candidate class scored. A larger class is refused with a
         ``ValueError`` before anything is charged (the size depends on public
         information only).
-    n_directions : int, default=16
-        Size of the direction net (``candidates="net"`` only).
+    n_directions : int or None, default=None
+        Size of the direction net (``candidates="net"`` only). ``None`` uses
+        ``16 * (d - 1)``: 16 at d = 2; at d = 3, 16 directions left the ERM over the net
+        at ≈ 0.12 test error on a halfspace target and 32 at ≈ 0.07 (measured in
+        ``python -m skhybrid reproduce ppm-halfspaces``).
     n_jobs : int or None, default=None
         Threads scoring candidate blocks. The selection is identical for every value
         at a fixed ``random_state`` (noise is drawn in stream order).
@@ -206,7 +209,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         "private_class": "no_validation",
         "candidates": [StrOptions({"exact", "hull", "net"})],
         "max_candidates": [Interval(Integral, 1, None, closed="left")],
-        "n_directions": [Interval(Integral, 1, None, closed="left")],
+        "n_directions": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "accountant": [PrivacyAccountant, None],
         "random_state": ["random_state", np.random.Generator],
@@ -220,7 +223,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         private_class=None,
         candidates="net",
         max_candidates=10**8,
-        n_directions=16,
+        n_directions=None,
         n_jobs=None,
         accountant=None,
         random_state=None,
@@ -367,7 +370,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             self._check_size(_family_size(W.shape[0], k, include_all))
         else:
             W, B = direction_net_halfspaces(
-                X_cand, n_directions=self.n_directions, quantiles=_NET_QUANTILES
+                X_cand, n_directions=self._n_directions(X_cand.shape[1]), quantiles=_NET_QUANTILES
             )
             if W.shape[0]:
                 extra = _net_levels(W.shape[0], len(_NET_QUANTILES))
@@ -423,6 +426,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             self.classes_[0] if self.private_class_ == self.classes_[1] else self.classes_[1]
         )
         return np.where(outside, self.private_class_, public_class)
+
+    def _n_directions(self, n_features):
+        if self.n_directions is not None:
+            return self.n_directions
+        return 16 * max(1, n_features - 1)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
