@@ -1,5 +1,7 @@
 """What every mechanism shares: validated parameters and the event it declares."""
 
+import math
+
 from .._validation import check_delta, check_epsilon, check_positive  # noqa: F401
 from ..accounting import PrivacyEvent
 
@@ -35,3 +37,25 @@ class Mechanism:
 
     def params(self):
         return {}
+
+
+class SignRandomizer(Mechanism):
+    """Base class of local randomizers that keep a ±1 / 0-1 answer w.p. e^ε/(1+e^ε).
+
+    One report of such a randomizer is ε-LDP: the likelihood ratio of any report under
+    two inputs is at most e^ε. Its events default to the ``"local"`` population.
+    """
+
+    @property
+    def keep_probability(self):
+        """Probability ``e^ε/(1+e^ε)`` that the true answer is sent."""
+        return 1.0 / (1.0 + math.exp(-self.epsilon))
+
+    @property
+    def c_epsilon(self):
+        """The debiasing factor ``(e^ε+1)/(e^ε−1)``."""
+        return 1.0 / math.tanh(self.epsilon / 2)
+
+    def event(self, count=1, population="local", source=""):
+        """The per-agent event: ``count`` pure ε-LDP reports (population ``"local"``)."""
+        return super().event(count=count, population=population, source=source)

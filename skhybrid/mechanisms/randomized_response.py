@@ -6,7 +6,7 @@ import numpy as np
 
 from ..accounting import _composition as comp
 from . import _noise
-from ._base import Mechanism, check_delta, check_epsilon
+from ._base import Mechanism, SignRandomizer, check_delta, check_epsilon
 
 __all__ = ["RandomizedResponse", "GaussianRandomizedResponse"]
 
@@ -18,7 +18,7 @@ def _check_bits(bits):
     return bits.astype(np.int8)
 
 
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(SignRandomizer):
     """Binary randomized response (Warner 1965): keep a bit w.p. e^ε/(1+e^ε), else flip it.
 
     ε-LDP for each agent (the likelihood ratio of any report is at most e^ε). Unbiased
@@ -36,15 +36,6 @@ class RandomizedResponse(Mechanism):
 
     def __init__(self, epsilon):
         self.epsilon = check_epsilon(epsilon)
-
-    @property
-    def keep_probability(self):
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
-
-    @property
-    def c_epsilon(self):
-        """The debiasing factor (e^ε+1)/(e^ε−1)."""
-        return 1.0 / math.tanh(self.epsilon / 2)
 
     def params(self):
         return {"keep_probability": self.keep_probability}

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.isotonic import isotonic_regression
 
 from .. import _noise
-from .._base import Mechanism, check_epsilon
+from .._base import SignRandomizer, check_epsilon
 from .frequency_oracle import _check_domain_values, _check_probability, fwht, hadamard_sign
 
 __all__ = ["HierarchicalCDF", "cdf_sample_size"]
@@ -59,7 +59,7 @@ def cdf_sample_size(bits, alpha, beta, epsilon):
                      * (bits * math.log(2.0) + math.log(2.0 / beta)) / alpha ** 2)
 
 
-class HierarchicalCDF(Mechanism):
+class HierarchicalCDF(SignRandomizer):
     """Non-interactive ε-LDP estimate of the CDF of integers in ``[0, 2^b)`` (BKNSS Thm 2.15).
 
     Each agent is assigned a level ``l ~ Unif{1..b}`` by public randomness drawn before
@@ -112,21 +112,8 @@ class HierarchicalCDF(Mechanism):
         self.epsilon = check_epsilon(epsilon)
         self.bits = _check_bits(bits)
 
-    @property
-    def keep_probability(self):
-        """Probability ``e^ε/(1+e^ε)`` that an agent sends its true Hadamard sign."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
-
-    @property
-    def c_epsilon(self):
-        return 1.0 / math.tanh(self.epsilon / 2)
-
     def params(self):
         return {"bits": self.bits, "keep_probability": self.keep_probability}
-
-    def event(self, count=1, population="local", source=""):
-        """The per-agent event: one pure ε-LDP report (population ``"local"``)."""
-        return super().event(count=count, population=population, source=source)
 
     def error_bound(self, n, beta):
         """Sup error ``c_ε b sqrt(2 (b ln 2 + ln(2/β)) / n)`` over all thresholds, w.p. ``1−β``.

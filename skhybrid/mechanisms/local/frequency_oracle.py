@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 
 from .. import _noise
-from .._base import Mechanism, check_epsilon
+from .._base import SignRandomizer, check_epsilon
 
 __all__ = ["fwht", "hadamard_sign", "HadamardResponse"]
 
@@ -76,7 +76,7 @@ def _check_domain_values(values, high, name="values"):
     return values.astype(np.int64)
 
 
-class HadamardResponse(Mechanism):
+class HadamardResponse(SignRandomizer):
     """Hadamard randomized response: each agent sends one index and one randomized sign.
 
     The domain ``[0, domain_size)`` is padded to ``D = 2^ℓ``. An agent with value ``v``
@@ -113,22 +113,8 @@ class HadamardResponse(Mechanism):
         self.domain_size = int(domain_size)
         self.padded_size = 1 << (self.domain_size - 1).bit_length()
 
-    @property
-    def keep_probability(self):
-        """Probability ``e^ε/(1+e^ε)`` that the true sign is sent."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
-
-    @property
-    def c_epsilon(self):
-        """Debiasing factor ``(e^ε+1)/(e^ε−1)``."""
-        return 1.0 / math.tanh(self.epsilon / 2)
-
     def params(self):
         return {"domain_size": self.domain_size, "keep_probability": self.keep_probability}
-
-    def event(self, count=1, population="local", source=""):
-        """The per-agent event: one pure ε-LDP report (population ``"local"``)."""
-        return super().event(count=count, population=population, source=source)
 
     def randomize(self, values, rng):
         """Each agent's report ``(j, y)``; ``j`` is drawn before, and independently of, the data.
