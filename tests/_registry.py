@@ -18,7 +18,7 @@ from skhybrid.hybrid import (
 from skhybrid.learners import DPLogisticRegression, PrivateParityClassifier
 from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
-from skhybrid.transfer import SubsampleTestReweigh
+from skhybrid.transfer import HardMarginLinearSVC, ParityTransfer, SubsampleTestReweigh
 
 
 class _AllPublicFitTransformer(PublicFitTransformer):
@@ -41,6 +41,8 @@ ESTIMATORS = [
     _AllPublicFitTransformer(StandardScaler()),
     SubsampleTestReweigh(random_state=0),
     SubsampleTestReweigh(epsilon=np.inf, random_state=0),
+    HardMarginLinearSVC(),
+    ParityTransfer(random_state=0),
     PPMHalfspaceClassifier(epsilon=1.0, random_state=0),
     PPMHalfspaceClassifier(epsilon=np.inf, candidates="exact"),
     PrivateParityClassifier(random_state=0),
@@ -60,10 +62,64 @@ EXPECTED_FAILED_CHECKS = {
     },
 }
 
-# Estimators over a categorical domain (binary parity bits, integer thresholds, ±1 rows) must
-# reject sklearn's real-valued check data with a ValueError (DESIGN §2); these checks fail by
-# design. tests/hybrid/test_domain_checks.py proves each of them fails on that ValueError.
+# Estimators over a restricted domain (binary parity bits, integer thresholds, ±1 rows,
+# linearly separable data) must reject sklearn's check data with a ValueError (DESIGN §2);
+# these checks fail by design. tests/hybrid/test_domain_checks.py proves each of them fails on that ValueError.
 _DOMAIN_FAILURES = {
+    'HardMarginLinearSVC': (
+        "sklearn's check data are not linearly separable; a hard-margin SVM must refuse them with NotSeparableError (a ValueError)",
+        [
+            'check_classifier_data_not_an_array',
+            'check_classifiers_train',
+            'check_dtype_object',
+            'check_estimators_dtypes',
+            'check_estimators_nan_inf',
+            'check_fit2d_1sample',
+            'check_fit_check_is_fitted',
+            'check_fit_idempotent',
+            'check_fit_score_takes_y',
+            'check_n_features_in',
+            'check_n_features_in_after_fitting',
+            'check_sample_weights_list',
+            'check_sample_weights_not_an_array',
+            'check_sample_weights_pandas_series',
+            'check_supervised_y_2d',
+        ],
+    ),
+    'ParityTransfer': (
+        "sklearn's check data has real-valued features; non-binary parity columns must raise ValueError",
+        [
+            'check_classifier_data_not_an_array',
+            'check_classifier_not_supporting_multiclass',
+            'check_classifiers_classes',
+            'check_classifiers_one_label',
+            'check_classifiers_regression_target',
+            'check_classifiers_train',
+            'check_dict_unchanged',
+            'check_dont_overwrite_parameters',
+            'check_dtype_object',
+            'check_estimators_dtypes',
+            'check_estimators_fit_returns_self',
+            'check_estimators_nan_inf',
+            'check_estimators_overwrite_params',
+            'check_estimators_pickle',
+            'check_f_contiguous_array_estimator',
+            'check_fit2d_1feature',
+            'check_fit2d_1sample',
+            'check_fit2d_predict1d',
+            'check_fit_check_is_fitted',
+            'check_fit_idempotent',
+            'check_fit_score_takes_y',
+            'check_methods_sample_order_invariance',
+            'check_methods_subset_invariance',
+            'check_n_features_in',
+            'check_n_features_in_after_fitting',
+            'check_pipeline_consistency',
+            'check_positive_only_tag_during_fit',
+            'check_readonly_memmap_input',
+            'check_supervised_y_2d',
+        ],
+    ),
     'PrivateParityClassifier': (
         "sklearn's check data has real-valued features; non-binary parity columns must raise ValueError",
         [

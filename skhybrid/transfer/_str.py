@@ -1,5 +1,6 @@
 """Subsample-Test-Reweigh: private transfer learning in the hybrid model (Kohen & Sheffet)."""
 
+import copy
 import math
 from numbers import Integral, Real
 
@@ -131,6 +132,13 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         on all curator rows with ``sample_weight = n·μᵗ`` instead of m₁ draws from μᵗ
         (cheaper, deterministic; does nothing for hard-margin learners, and changes a
         soft-margin learner's effective regularisation less than subsampling does).
+    warm_start : bool, default=False
+        ``epsilon=np.inf`` only: keep one base-learner instance across rounds and fit it
+        with ``warm_start=True`` (the base estimator must have a ``warm_start`` parameter,
+        e.g. :class:`~skhybrid.transfer.HardMarginLinearSVC`), so each round starts from
+        the previous hypothesis. For an exact solver (a unique optimum) this changes only
+        the running time, not the hypotheses; for an iterative solver stopped at a
+        tolerance it can change them within that tolerance.
     accountant : PrivacyAccountant or None, default=None
         Charged before any private row is read.
     random_state : int, RandomState, Generator or None, default=None
@@ -226,6 +234,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "approximation_error": [Interval(Real, 0, 1, closed="left")],
         "tau": [Interval(Real, 0, None, closed="left"), None],
         "reweighting": [StrOptions({"subsample", "sample_weight"})],
+        "warm_start": ["boolean"],
         "accountant": [PrivacyAccountant, None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
@@ -250,6 +259,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         approximation_error=0.0,
         tau=None,
         reweighting="subsample",
+        warm_start=False,
         accountant=None,
         random_state=None,
         verbose=0,
@@ -270,6 +280,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.approximation_error = approximation_error
         self.tau = tau
         self.reweighting = reweighting
+        self.warm_start = warm_start
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -329,6 +340,18 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 "only available with epsilon=np.inf; use reweighting='subsample'."
             )
 
+        if self.warm_start and not self.nonprivate:
+            raise ValueError(
+                "warm_start=True reuses the previous round's learner and is only available "
+                "with epsilon=np.inf (the private rounds each run a fresh DP learner); set "
+                "warm_start=False."
+            )
+        if self.warm_start and "warm_start" not in base.get_params(deep=False):
+            raise ValueError(
+                f"warm_start=True needs a base_estimator with a warm_start parameter; "
+                f"{type(base).__name__} has none. Use e.g. HardMarginLinearSVC, or set "
+                "warm_start=False."
+            )
         if curator.all():
             return self._fit_degenerate(X, y, base, is_dp)
         if self.nonprivate:
@@ -350,9 +373,16 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             params["random_state"] = int(rng.integers(2**31 - 1))
         return params
 
-    def _fit_base(self, base, params, X, y, sample_weight=None):
+    def _fit_base(self, base, params, X, y, sample_weight=None, warm=None):
         if not params.get("epsilon", np.inf) < np.inf and np.unique(y).size < 2:
             return _ConstantHypothesis(y[0], self.classes_)
+        if warm is not None:
+            # One instance refitted in place (warm_start=True); the round's hypothesis is a
+            # frozen copy so later rounds do not overwrite it.
+            est = warm.set_params(**params)
+            if sample_weight is None:
+                return copy.deepcopy(est.fit(X, y))
+            return copy.deepcopy(est.fit(X, y, sample_weight=sample_weight))
         est = clone(base).set_params(**params)
         if sample_weight is None:
             return est.fit(X, y)
@@ -394,21 +424,24 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             tau = math.sqrt(math.log(2.0 * T / self.beta) / (2.0 * n_l))
         threshold = 2.0 * self.alpha + tau + self.approximation_error
         plan = {"algorithm": 1, "max_iter": T, "subsample_size": m1, "tau": tau,
-                "threshold": threshold, "reweighting": self.reweighting}
+                "threshold": threshold, "reweighting": self.reweighting,
+                "warm_start": self.warm_start}
         self._charge([nonprivate_event(source=type(self).__name__),
                       nonprivate_event("local", source=type(self).__name__)])
         rng = self._make_rng()
 
         log_w = np.zeros(n_c)  # Algorithm 1: w¹ = 1, μᵗ ∝ wᵗ
+        warm = clone(base).set_params(warm_start=True) if self.warm_start else None
         estimates, best, h, converged = [], (np.inf, None), None, False
         for t in range(T):
             log_mu = log_w - np.logaddexp.reduce(log_w)
             params = self._learner_params(base, is_dp, rng, np.inf, None)
             if self.reweighting == "sample_weight":
-                h = self._fit_base(base, params, Xc, yc, sample_weight=n_c * np.exp(log_mu))
+                h = self._fit_base(base, params, Xc, yc, sample_weight=n_c * np.exp(log_mu),
+                                   warm=warm)
             else:
                 idx = sample_from_log_weights(log_mu, m1, rng)
-                h = self._fit_base(base, params, Xc[idx], yc[idx])
+                h = self._fit_base(base, params, Xc[idx], yc[idx], warm=warm)
             a = float(np.mean(h.predict(Xl) != yl))  # SQ oracle: exact error on local rows
             estimates.append(a)
             if a < best[0]:

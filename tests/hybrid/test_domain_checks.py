@@ -11,7 +11,7 @@ from .._registry import _DOMAIN_FAILURES, ESTIMATORS
 # Our domain errors, and sklearn's wording when a check trips over one of them.
 _DOMAIN = re.compile(
     r"binary 0/1 parity|threshold feature must hold|y must have shape \(n_samples, 2\)"
-    r"|-1/\+1 entries|Only binary classification"
+    r"|-1/\+1 entries|Only binary classification|not linearly separable"
     r"|raised ValueError unexpectedly|error message should contain"
     r"|can't train when only one class|continuous target"
 )

@@ -1,0 +1,317 @@
+"""An exact hard-margin linear SVM by a working-set (cutting-plane) method.
+
+KS Appendix C runs STR with a "near-hard-margin" SVM (C = 10³⁰) on ≈48k × 500 subsamples.
+On separable data that *is* the hard-margin SVM
+
+    min ½‖w‖²   subject to   yᵢ(⟨w, xᵢ⟩ + b) ≥ 1 for every i,
+
+whose solution is fixed by a support set of about d + 1 points. Generic soft-margin solvers
+(liblinear with a huge C) take minutes per fit and do not converge; here a small QP on a
+working set is solved to machine precision (a dense interior-point method), the most violated points are
+added, and the loop stops when every margin is ≥ 1 − tol. Because the working-set problem
+is a relaxation, a working-set optimum that is feasible for all points is the global
+optimum; warm starting (choosing the first working set from the previous hyperplane)
+changes the work done, never the answer.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+__all__ = ["HardMarginLinearSVC", "NotSeparableError"]
+
+
+class NotSeparableError(ValueError):
+    """The training data are not linearly separable: no hard-margin SVM exists."""
+
+
+def _solve_working_set(Z, fit_intercept, max_iter=100):
+    """Exact hard-margin QP on the rows of ``Z = yᵢ·[xᵢ, 1]``: min ½‖w‖² s.t. Z v ≥ 1.
+
+    A primal-dual interior-point method (Mehrotra predictor-corrector) with slacks
+    ``s = Z v − 1 ≥ 0`` and multipliers λ ≥ 0. Each Newton step solves the normal
+    equations ``(P + Zᵀ diag(λ/s) Z) Δv = r`` of size ``n_features + 1`` with a dense
+    Cholesky (BLAS), so a working set of m rows costs O(m d²) per step; P = diag(1, …, 1, 0)
+    leaves the intercept unregularised. Stops at relative residuals ≲ 1e-9 and a relative gap ≤ 1e-12.
+    Returns ``(v, λ)``; raises :class:`NotSeparableError` when the multipliers diverge
+    (the QP is infeasible, i.e. the rows are not separable).
+    """
+    m, p = Z.shape
+    d = p - 1 if fit_intercept else p
+    pdiag = np.r_[np.ones(d), np.zeros(p - d)]
+    v = np.zeros(p)
+    fallback = None
+    s = np.ones(m)
+    lam = np.ones(m)
+    for _ in range(max_iter):
+        Zv = Z @ v
+        r_p = Zv - s - 1.0                      # primal residual
+        r_d = pdiag * v - Z.T @ lam             # dual residual
+        mu = float(s @ lam) / m
+        scale = 1.0 + float(np.linalg.norm(v))
+        # Residuals relative to the problem's scale (‖w‖ and the largest multiplier); the
+        # normal equations' conditioning floors the dual residual near 1e-10 of that scale.
+        if (np.linalg.norm(r_p) <= 1e-10 * (1 + np.sqrt(m))
+                and np.linalg.norm(r_d) <= 1e-9 * scale * (1 + lam.max())
+                and mu <= 1e-12 * scale ** 2):
+            return v, lam
+        if (np.linalg.norm(r_p) <= 1e-10 * (1 + np.sqrt(m)) and mu <= 1e-12 * scale ** 2
+                and np.linalg.norm(r_d) <= 1e-6 * scale * (1 + lam.max())):
+            fallback = (v, lam)  # converged up to the normal equations' rounding floor
+        if lam.max() > 1e13 * scale ** 2:
+            break
+        D = lam / s
+        H = (Z.T * D) @ Z
+        H[np.diag_indices(p)] += pdiag + 1e-14 * (1.0 + np.trace(H) / p)
+        try:
+            L = np.linalg.cholesky(H)
+        except np.linalg.LinAlgError:
+            break
+
+        def newton(r_c, r_d=r_d, r_p=r_p, D=D, L=L, s=s, lam=lam):
+            rhs = -r_d - Z.T @ (D * r_p + r_c / s)
+            dv = np.linalg.solve(L.T, np.linalg.solve(L, rhs))
+            dlam = -D * (r_p + Z @ dv) - r_c / s
+            ds = (-r_c - s * dlam) / lam
+            return dv, ds, dlam
+
+        def step(x, dx):
+            neg = dx < 0
+            return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
+
+        # predictor (affine scaling), then Mehrotra's centring + corrector
+        dv, ds, dlam = newton(s * lam)
+        a = min(step(s, ds), step(lam, dlam))
+        mu_aff = float((s + a * ds) @ (lam + a * dlam)) / m
+        sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
+        dv, ds, dlam = newton(s * lam + ds * dlam - sigma * mu)
+        a = 0.995 * min(step(s, ds), step(lam, dlam))
+        v, s, lam = v + a * dv, s + a * ds, lam + a * dlam
+    if fallback is not None:
+        return fallback
+    raise NotSeparableError(
+        "The training data are not linearly separable (the hard-margin QP on a subset of the "
+        "rows has no solution): HardMarginLinearSVC cannot fit them. Use a soft-margin learner "
+        "such as sklearn.svm.LinearSVC, or check the labels."
+    )
+
+
+def _polish(Z, v, lam, fit_intercept):
+    """Re-solve the KKT system on the active constraints to remove the IPM's last digits.
+
+    With the active set A (λ clearly positive) fixed, the optimum solves the equality QP
+    min ½‖w‖² s.t. Z_A v = 1, i.e. [[P, Z_Aᵀ], [Z_A, 0]] [v; −λ_A] = [0; 1] (if it is
+    singular — a degenerate support — the IPM point is kept). The polished point is kept only if it is still feasible with λ_A ≥ 0.
+    """
+    m, p = Z.shape
+    d = p - 1 if fit_intercept else p
+    act = np.flatnonzero(lam > 1e-6 * lam.max())
+    Za = Z[act]
+    K = np.zeros((p + act.size, p + act.size))
+    K[np.arange(d), np.arange(d)] = 1.0
+    K[:p, p:] = Za.T
+    K[p:, :p] = Za
+    rhs = np.r_[np.zeros(p), np.ones(act.size)]
+    try:
+        sol = np.linalg.solve(K, rhs)
+    except np.linalg.LinAlgError:
+        return v, lam
+    if not np.all(np.isfinite(sol)):
+        return v, lam
+    v_new, lam_a = sol[:p], -sol[p:]
+    if np.all(lam_a >= 0) and np.all(Z @ v_new >= 1.0 - 1e-9):
+        lam_new = np.zeros(m)
+        lam_new[act] = lam_a
+        return v_new, lam_new
+    return v, lam
+
+
+class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
+    """Exact hard-margin linear SVM for linearly separable data (working-set QP).
+
+    Solves min ½‖w‖² s.t. yᵢ(⟨w, xᵢ⟩ + b) ≥ 1 exactly — the limit C → ∞ of
+    ``SVC(kernel="linear", C=C)`` on separable data, the base learner of Kohen & Sheffet
+    Appendix C. Each round solves the QP on a small working set, then adds the
+    ``batch_size`` most violated points and drops points that are not support vectors;
+    it stops when all margins are ≥ 1 − ``tol``.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default=True
+        Fit an unregularised intercept b (as ``SVC``; unlike liblinear's regularised one).
+    tol : float, default=1e-6
+        A fit is accepted when every margin yᵢ(⟨w, xᵢ⟩ + b) is ≥ 1 − tol.
+    max_iter : int, default=200
+        Cap on working-set rounds; a :class:`NotSeparableError` is raised if reached.
+    working_set_size : int or None, default=None
+        Size of the first working set (the points of smallest margin under the starting
+        hyperplane). ``None``: ``2 * (n_features + 1)``.
+    batch_size : int or None, default=None
+        Violated points added per round. ``None``: ``n_features + 1``.
+    warm_start : bool, default=False
+        Start from the previous fit's hyperplane (the first working set is the new data's
+        points of smallest margin under it) instead of the difference of class means.
+        Changes only the work done: the solution is the same unique optimum.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (2,)
+    support_ : ndarray of int
+        Indices of the support vectors (points with a positive dual multiplier).
+    dual_coef_ : ndarray of shape (1, n_support)
+        yᵢαᵢ for the support vectors, as in ``SVC``.
+    n_iter_ : int
+        Working-set rounds run.
+    n_features_in_ : int
+
+    Notes
+    -----
+    *Sample weights.* The hard-margin solution depends only on which points carry a
+    positive weight: rows with ``sample_weight == 0`` are dropped, positive weights are
+    ignored. (In STR's ``reweighting="sample_weight"`` mode this learner therefore returns
+    the source-only fit every round — BUILDING_BLOCKS §11 — use subsampling instead.)
+
+    *Non-separable data* raise :class:`NotSeparableError` (a ``ValueError``): there is no
+    hard-margin SVM to return.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skhybrid.transfer import HardMarginLinearSVC
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [3.0, 1.0]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> clf = HardMarginLinearSVC().fit(X, y)
+    >>> np.round(clf.coef_, 6)
+    array([[ 1., -1.]])
+    >>> clf.predict([[0.5, 0.0], [2.5, 0.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        "fit_intercept": ["boolean"],
+        "tol": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "working_set_size": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, *, fit_intercept=True, tol=1e-6, max_iter=200, working_set_size=None,
+                 batch_size=None, warm_start=False, verbose=0):
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.working_set_size = working_set_size
+        self.batch_size = batch_size
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _start(self, X, s):
+        """Starting hyperplane: the previous fit (warm) or the difference of class means."""
+        if (self.warm_start and hasattr(self, "coef_")
+                and self.coef_.shape[1] == X.shape[1]):
+            return self.coef_.ravel(), float(self.intercept_[0])
+        pos, neg = X[s > 0], X[s < 0]
+        w = pos.mean(axis=0) - neg.mean(axis=0)
+        b = -0.5 * float(w @ (pos.mean(axis=0) + neg.mean(axis=0))) if self.fit_intercept else 0.0
+        return w, b
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the hard-margin SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Only zero vs positive matters (see Notes).
+
+        Returns
+        -------
+        self : HardMarginLinearSVC
+
+        Raises
+        ------
+        NotSeparableError
+            If the data are not linearly separable.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
+        check_classification_targets(y)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be non-negative for HardMarginLinearSVC.")
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. HardMarginLinearSVC needs exactly two "
+                f"classes in y, "
+                f"got {classes.size}: {classes.tolist()[:10]}."
+            )
+        keep = np.flatnonzero(sw > 0)
+        Xk = X[keep]
+        s = np.where(y[keep] == classes[1], 1.0, -1.0)
+        if np.unique(s).size < 2:
+            raise ValueError("sample_weight leaves a single class with positive weight; "
+                             "HardMarginLinearSVC needs both classes.")
+        n, d = Xk.shape
+        Zfull = s[:, None] * (np.hstack([Xk, np.ones((n, 1))]) if self.fit_intercept else Xk)
+        ws_size = min(n, self.working_set_size or 2 * (d + 1))
+        batch = self.batch_size or d + 1
+
+        w, b = self._start(Xk, s)
+        margins = s * (Xk @ w + b)
+        # First working set: smallest margins, with both classes represented.
+        W = np.argsort(margins, kind="stable")[:ws_size]
+        for cls in (1.0, -1.0):
+            if not np.any(s[W] == cls):
+                idx = np.flatnonzero(s == cls)
+                W = np.r_[W, idx[np.argmin(margins[idx])]]
+        for it in range(1, self.max_iter + 1):
+            v, z = _solve_working_set(Zfull[W], self.fit_intercept)
+            w, b = (v[:-1], v[-1]) if self.fit_intercept else (v, 0.0)
+            margins = s * (Xk @ w + b)
+            viol = np.flatnonzero(margins < 1.0 - self.tol)
+            if self.verbose:
+                print(f"[HardMarginLinearSVC] round {it}: working set {W.size}, "
+                      f"{viol.size} violated margins, |w| = {np.linalg.norm(w):.4g}")
+            if viol.size == 0:
+                v_p, z_p = _polish(Zfull[W], v, z, self.fit_intercept)
+                w_p, b_p = (v_p[:-1], v_p[-1]) if self.fit_intercept else (v_p, 0.0)
+                if np.all(s * (Xk @ w_p + b_p) >= 1.0 - self.tol):
+                    w, b, z = w_p, b_p, z_p
+                break
+            # Keep the support (active constraints) and add the worst violators: the
+            # relaxation's optimum then strictly increases, so the loop terminates.
+            active = W[z > 1e-9 * max(1.0, z.max())]
+            worst = viol[np.argsort(margins[viol], kind="stable")[:batch]]
+            W = np.union1d(active, worst)
+        else:
+            raise NotSeparableError(
+                f"HardMarginLinearSVC did not reach all margins >= 1 - tol within max_iter="
+                f"{self.max_iter} working-set rounds; raise max_iter, or the data may not be "
+                "linearly separable."
+            )
+        on = z > 1e-9 * max(1.0, z.max())
+        self.coef_ = w.reshape(1, -1).copy()
+        self.intercept_ = np.array([b], dtype=float)
+        self.classes_ = classes
+        self.support_ = keep[W[on]]
+        self.dual_coef_ = (s[W[on]] * z[on]).reshape(1, -1)
+        self.n_iter_ = it
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

@@ -1,0 +1,131 @@
+"""HardMarginLinearSVC: exactness against cvxpy, warm starts, non-separable data, STR wiring."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from skhybrid.transfer import HardMarginLinearSVC, NotSeparableError, SubsampleTestReweigh
+
+
+def _separable(n, d, seed, margin=0.05, offset=0.3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d)
+    f = X @ w + offset
+    keep = np.abs(f) > margin * np.linalg.norm(w)
+    return X[keep], np.where(f[keep] > 0, 1, -1)
+
+
+def _cvxpy_hard_margin(X, y, fit_intercept=True):
+    w = cp.Variable(X.shape[1])
+    b = cp.Variable() if fit_intercept else 0.0
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w)),
+               [cp.multiply(y, X @ w + b) >= 1]).solve(solver=cp.CLARABEL)
+    return w.value, (b.value if fit_intercept else 0.0)
+
+
+@pytest.mark.parametrize("seed, n, d", [(0, 200, 5), (1, 400, 10), (2, 150, 30)])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_matches_cvxpy_exact_qp(seed, n, d, fit_intercept):
+    X, y = _separable(n, d, seed, offset=0.3 if fit_intercept else 0.0)
+    clf = HardMarginLinearSVC(fit_intercept=fit_intercept, working_set_size=d + 2,
+                              batch_size=5).fit(X, y)
+    w, b = _cvxpy_hard_margin(X, y, fit_intercept)
+    np.testing.assert_allclose(clf.coef_.ravel(), w, atol=1e-4)
+    assert abs(clf.intercept_[0] - b) < 1e-4
+    margins = y * clf.decision_function(X)
+    assert margins.min() >= 1 - 1e-6
+    # the support vectors sit on the margin and reconstruct w (SVC's dual_coef_ convention)
+    np.testing.assert_allclose(margins[clf.support_], 1.0, atol=1e-6)
+    np.testing.assert_allclose(clf.dual_coef_ @ X[clf.support_], clf.coef_, atol=1e-6)
+    assert clf.n_iter_ >= 2  # the small first working set forced real working-set rounds
+
+
+def test_worked_example_and_labels():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 0.0], [3.0, 1.0]])
+    clf = HardMarginLinearSVC().fit(X, np.array(["a", "a", "b", "b"]))
+    # parallel class segments at distance √2: w = (1, −1), b = −1
+    np.testing.assert_allclose(clf.coef_, [[1.0, -1.0]], atol=1e-9)
+    np.testing.assert_allclose(clf.intercept_, [-1.0], atol=1e-9)
+    assert clf.predict([[0.5, 0.0], [2.5, 0.0]]).tolist() == ["a", "b"]
+
+
+def test_warm_start_same_solution_fewer_or_equal_rounds():
+    X, y = _separable(3000, 20, 3)
+    rng = np.random.default_rng(0)
+    cold = HardMarginLinearSVC(working_set_size=30)
+    warm = HardMarginLinearSVC(working_set_size=30, warm_start=True)
+    warm.fit(X, y)
+    for _ in range(3):
+        idx = rng.choice(len(y), 2000)
+        cold.fit(X[idx], y[idx])
+        warm.fit(X[idx], y[idx])
+        np.testing.assert_allclose(warm.coef_, cold.coef_, atol=1e-6)
+        np.testing.assert_allclose(warm.intercept_, cold.intercept_, atol=1e-6)
+        assert warm.n_iter_ <= cold.n_iter_
+
+
+def test_sample_weight_zero_drops_rows_positive_ignored():
+    X, y = _separable(300, 4, 4)
+    sw = np.random.default_rng(1).uniform(0.5, 3, size=len(y))
+    a = HardMarginLinearSVC().fit(X, y)
+    b = HardMarginLinearSVC().fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
+    sw0 = np.ones(len(y))
+    sw0[a.support_[0]] = 0.0
+    c = HardMarginLinearSVC().fit(X, y, sample_weight=sw0)
+    keep = sw0 > 0
+    d = HardMarginLinearSVC().fit(X[keep], y[keep])
+    np.testing.assert_allclose(c.coef_, d.coef_, atol=1e-8)
+    with pytest.raises(ValueError, match="non-negative"):
+        HardMarginLinearSVC().fit(X, y, sample_weight=-sw)
+
+
+def test_non_separable_raises_clear_error():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 3))
+    y = np.where(rng.random(200) < 0.5, 1, -1)  # random labels: not separable in 3-d
+    with pytest.raises(NotSeparableError, match="not linearly separable"):
+        HardMarginLinearSVC().fit(X, y)
+    assert issubclass(NotSeparableError, ValueError)
+    with pytest.raises(ValueError, match="two classes"):
+        HardMarginLinearSVC().fit(X, np.ones(200))
+
+
+def _gauss_shift(n_c, n_l, d=10, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    w = np.zeros(d)
+    w[:k] = 1.0
+    Xs = rng.normal(size=(n_c, d))
+    Xt = rng.normal(size=(n_l, d))
+    Xt[:, :k] *= 0.1
+    X = np.vstack([Xs, Xt])
+    y = np.where(X @ w > -0.05, 1, -1)
+    return X, y, np.r_[np.ones(n_c, bool), np.zeros(n_l, bool)]
+
+
+def test_str_warm_start_gives_identical_run():
+    X, y, mask = _gauss_shift(1500, 800)
+    kw = dict(epsilon=np.inf, alpha=0.02, max_iter=15, subsample_size=300, random_state=0)
+    a = SubsampleTestReweigh(HardMarginLinearSVC(), **kw).fit(X, y, curator_mask=mask)
+    b = SubsampleTestReweigh(HardMarginLinearSVC(), warm_start=True, **kw).fit(
+        X, y, curator_mask=mask)
+    np.testing.assert_array_equal(a.target_error_estimates_, b.target_error_estimates_)
+    np.testing.assert_allclose(a.hypothesis_.coef_, b.hypothesis_.coef_, atol=1e-6)
+    assert b.privacy_params_["warm_start"] is True
+
+
+def test_str_warm_start_errors():
+    X, y, mask = _gauss_shift(200, 100)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+
+    with pytest.raises(ValueError, match="warm_start parameter"):
+        SubsampleTestReweigh(GaussianNB(), epsilon=np.inf, warm_start=True,
+                             max_iter=2).fit(X, y, curator_mask=mask)
+    with pytest.raises(ValueError, match="only available\\s+with epsilon=np.inf|epsilon=np.inf"):
+        SubsampleTestReweigh(epsilon=1.0, warm_start=True, max_iter=2).fit(
+            X, y, curator_mask=mask)
+    # LogisticRegression has warm_start: accepted
+    SubsampleTestReweigh(LogisticRegression(), epsilon=np.inf, warm_start=True, max_iter=3,
+                         random_state=0).fit(X, y, curator_mask=mask)
