@@ -312,9 +312,9 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     Notes
     -----
     Uses the local agents only (rows with ``curator_mask`` False); curator rows are
-    ignored. ``curator_mask=None`` treats every row as a local agent (an ε-LDP protocol
-    run on rows the curator holds is also ε-DP centrally); its event is charged to the
-    ``"local"`` population. An explicit mask without local rows raises.
+    ignored. ``curator_mask=None`` means every row is held by the curator, who runs the
+    same protocol on them (an ε-LDP protocol is also ε-DP centrally); its event is then
+    charged to the ``"central"`` population. An explicit mask without local rows raises.
 
     Examples
     --------
@@ -381,12 +381,16 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                                  "be False in curator_mask.")
         b = self.threshold_bits
         name = type(self).__name__
+        # With curator_mask=None every row is the curator's (DESIGN §2): the same ε-LDP
+        # protocol run on them is ε-DP centrally, so the charge goes to "central".
+        population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
-            return self._fit_app_a(t[local], bits[local], name)
+            return self._fit_app_a(t[local], bits[local], name, population)
         if self.nonprivate:
-            self._charge([nonprivate_event("local", name)])
+            self._charge([nonprivate_event(population, name)])
         else:
-            self._charge([HierarchicalCDF(self.epsilon, b + 1).event(source=name)])
+            self._charge([HierarchicalCDF(self.epsilon, b + 1).event(population=population,
+                                                                    source=name)])
         rng = self._make_rng()
         u = encode_labelled(t[local], bits[local], b)
         if self.nonprivate:
@@ -399,7 +403,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                   f"threshold {self.threshold_}")
         return self
 
-    def _fit_app_a(self, t, bits, name):
+    def _fit_app_a(self, t, bits, name, population):
         """App. A's two-phase protocol on the local agents (:func:`app_a_threshold`)."""
         b = self.threshold_bits
         need = app_a_min_agents(b, self.alpha, self.epsilon)
@@ -409,13 +413,13 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                 f"alpha={self.alpha}, epsilon={self.epsilon}; got {t.shape[0]}. Add agents, "
                 "increase alpha, or use method='cdf'.")
         if self.nonprivate:
-            self._charge([nonprivate_event("local", name)])
+            self._charge([nonprivate_event(population, name)])
         else:
             # Every agent sends one report (an RR bit in one quantile round, or one HRR
             # report): the groups are disjoint, so the local charge is ε once.
             K, n_q, T = _app_a_shape(b, self.alpha)
             self._charge([PrivacyEvent("app_a_threshold", "pure", float(self.epsilon),
-                                       population="local", source=name,
+                                       population=population, source=name,
                                        params={"quantiles": n_q, "rounds": T, "bins": K})])
         rng = self._make_rng()
         res = app_a_threshold(t, bits, b, self.alpha, self.epsilon, rng)

@@ -53,7 +53,8 @@ def test_one_report_per_agent_and_one_epsilon_charge():
     acc = PrivacyAccountant(epsilon=1.0)
     with record_noise() as draws:
         clf = LocalThresholdClassifier(threshold_bits=b, alpha=alpha, method="app-a",
-                                       accountant=acc, random_state=0).fit(X, y)
+                                       accountant=acc, random_state=0).fit(
+            X, y, curator_mask=np.zeros(n, bool))  # every row a local agent
     events = clf.privacy_events_
     assert len(events) == 1 and events[0].population == "local"
     assert events[0].epsilon == 1.0 and events[0].count == 1

@@ -162,9 +162,13 @@ def test_local_threshold_learns_a_threshold():
     rng = np.random.default_rng(0)
     t = rng.integers(0, 64, 200_000)
     X, y = np.column_stack([rng.integers(0, 2, t.size), t]), (t >= 20).astype(int)
-    fits = [LocalThresholdClassifier(threshold_bits=6, random_state=s).fit(X, y)
+    agents = np.zeros(t.size, bool)
+    fits = [LocalThresholdClassifier(threshold_bits=6, random_state=s).fit(X, y, curator_mask=agents)
             for s in range(5)]
     assert fits[0].privacy_spent_ == {"central": (0.0, 0.0), "local": (1.0, 0.0)}
+    # without a mask every row is the curator's: the same protocol is charged centrally
+    held = LocalThresholdClassifier(threshold_bits=6, random_state=0).fit(X, y)
+    assert held.privacy_spent_ == {"central": (1.0, 0.0), "local": (0.0, 0.0)}
     assert np.median([abs(f.threshold_ - 20) for f in fits]) <= 2
     assert np.median([f.score(X, y) for f in fits]) > 0.95
     assert LocalThresholdClassifier(threshold_bits=6, epsilon=np.inf).fit(X, y).threshold_ == 20
