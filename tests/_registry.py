@@ -18,7 +18,12 @@ from skhybrid.hybrid import (
 from skhybrid.learners import DPLogisticRegression, PrivateParityClassifier
 from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
-from skhybrid.transfer import HardMarginLinearSVC, ParityTransfer, SubsampleTestReweigh
+from skhybrid.transfer import (
+    HardMarginLinearSVC,
+    NoisySGDClassifier,
+    ParityTransfer,
+    SubsampleTestReweigh,
+)
 
 
 class _AllPublicFitTransformer(PublicFitTransformer):
@@ -42,6 +47,7 @@ ESTIMATORS = [
     SubsampleTestReweigh(random_state=0),
     SubsampleTestReweigh(epsilon=np.inf, random_state=0),
     HardMarginLinearSVC(),
+    NoisySGDClassifier(epsilon=1.0, delta=1e-5, n_steps=500, random_state=0),
     ParityTransfer(random_state=0),
     PPMHalfspaceClassifier(epsilon=1.0, random_state=0),
     PPMHalfspaceClassifier(epsilon=np.inf, candidates="exact"),

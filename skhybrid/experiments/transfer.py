@@ -8,8 +8,8 @@
 ``str-ellipse``         App. D non-private: origin-centred ellipses, i.e. halfspaces on the
                         squared features x², d = 200, k = 6, σ_T = 0.4 (Figure 2).
 ``str-private-ellipse`` App. D private: d = 8, k = 2, σ_S = 0.1, σ_T = 0.07, α = 0.08, ε = 0.5,
-                        δ = 1e-4 (Figure 3), with skhybrid's DPLogisticRegression as the
-                        private base learner (Algorithm 2) instead of the paper's private SGD.
+                        δ = 1e-4 (Figure 3): Algorithm 4 (noisy SGD inside STR) with the
+                        RDP accounting of :mod:`skhybrid.accounting._rdp`.
 
 Baselines on every figure: *source-only* (the base learner on all curator rows) and
 *local-only* (logistic regression on the local rows' features with randomized-response
@@ -29,7 +29,6 @@ from ..mechanisms import RandomizedResponse
 from ..transfer import HardMarginLinearSVC, SubsampleTestReweigh
 from ..transfer._sample_complexity import (
     chi2_plus_one_gaussian_scale,
-    str_min_curator_size,
     str_subsample_size_app_c,
 )
 
@@ -243,46 +242,55 @@ def str_ellipse(out_dir, quick=False, seed=0):
 
 
 def str_private_ellipse(out_dir, quick=False, seed=0):
-    """App. D private: Algorithm 2 with DPLogisticRegression, ε = 0.5, δ = 1e-4.
+    """App. D private: Algorithm 4 (noisy SGD inside STR), ε = 0.5, δ = 1e-4, RDP accounting.
 
-    Prints the curator size the tight and the paper accounting need for the chosen
-    (T, m₁, κ), then runs at the largest size the budget allows.
+    Prints the curator size App. D's guarantee needs (R = 50M, T = 1000, σ² = 20L²) under
+    KS's tCDP formula and under skhybrid's RDP bound, then runs Algorithm 4 at a size that
+    fits in about two minutes on two cores (noise calibrated to ε = 0.5 for that n).
     """
-    from ..learners import DPLogisticRegression
+    from ..transfer import NoisySGDClassifier
+    from ..transfer._sample_complexity import str_curator_size_algorithm4, str_curator_size_rdp
 
     rng = np.random.default_rng(seed)
     alpha, eps, dlt, k, d = 0.08, 0.5, 1e-4, 2, 8
     c2p1 = chi2_plus_one_gaussian_scale(0.1, 0.07, k)
     kappa = alpha / (4 * c2p1)
-    T, m1 = (20, 2000) if quick else (100, 20000)
-    need = {acc: str_min_curator_size(eps, dlt, T, kappa, m1, learner_epsilon=1.0,
-                                      accounting=acc) for acc in ("tight", "paper")}
-    print(f"chi2+1 = {c2p1:.4f}, kappa = {kappa:.4g}, T = {T}, m1 = {m1}: curator rows needed "
-          f"tight = {need['tight']:,}, paper = {need['paper']:,}")
-    n = need["tight"]
-    n_l = T * 4000
-    X, y, mask, Xt, yt = ellipse_shift(n, n_l, 20000, d=d, k=k, sigma_s=0.1, sigma_t=0.07,
+    paper = str_curator_size_algorithm4(50_000_000, 1000, eps, kappa)
+    print(f"chi2+1 = {c2p1:.4f}, kappa = {kappa:.4g}; App. D guarantee (R = 50M, T = 1000, "
+          f"sigma^2 = 20 L^2): curator rows, KS tCDP formula = {paper:,}")
+    for R in (50_000_000, 5_000_000, 500_000, 50_000):
+        r = str_curator_size_rdp(eps, dlt, R, 1000, kappa)
+        print(f"  RDP accounting, R = {R:>10,}: n = {r.n_curator:>12,} ({paper / r.n_curator:.1f}x "
+              f"fewer; order {r.best_order:g})")
+    n, T, R, n0 = (200_000, 5, 20_000, 50_000) if quick else (1_000_000, 10, 100_000, 100_000)
+    X, y, mask, Xt, yt = ellipse_shift(n, T * n0, 20000, d=d, k=k, sigma_s=0.1, sigma_t=0.07,
                                        quantile=0.4, rng=rng)
     X, Xt = X / 0.01, Xt / 0.01  # squared features of std-0.1 Gaussians: rescale to O(1)
-    base = DPLogisticRegression(C=10.0, data_norm=30.0)
+    sgd = dict(lipschitz=1.0, radius=3.0, loss="hinge")
     rows = []
     t0 = time.perf_counter()
-    src = DPLogisticRegression(epsilon=eps, C=10.0, data_norm=30.0, random_state=seed).fit(
-        X[mask], y[mask])
-    rows.append(dict(method="source-only (DP)", n=n, err_T=_err(src.predict(Xt), yt),
+    src = NoisySGDClassifier(epsilon=eps, delta=dlt, n_steps=R * T, random_state=seed,
+                             **sgd).fit(X[mask], y[mask])
+    rows.append(dict(method="source-only (DP SGD)", n=n, err_T=_err(src.predict(Xt), yt),
                      iterations=1, seconds=time.perf_counter() - t0))
     rows.append(dict(method="local-only", n=n, err_T=_err(_local_only(X, y, mask, rng)(Xt), yt),
                      iterations=1, seconds=0.0))
     curves = []
-    for name, e in (("STR non-private", np.inf), ("STR private", eps)):
+    for name, e in (("STR non-private", np.inf), ("STR private (Alg. 4)", eps)):
         t0 = time.perf_counter()
-        kw = dict(subsample_size=m1, kappa=kappa) if np.isfinite(e) else {}
-        clf = SubsampleTestReweigh(base, epsilon=e, delta=dlt, alpha=alpha, chi2_bound=c2p1 - 1,
-                                   max_iter=T, local_batch_size=4000, random_state=seed,
+        kw = dict(kappa=kappa) if np.isfinite(e) else {}
+        clf = SubsampleTestReweigh(NoisySGDClassifier(n_steps=R, **sgd), epsilon=e, delta=dlt,
+                                   alpha=alpha, chi2_bound=c2p1 - 1, max_iter=T,
+                                   local_batch_size=n0, random_state=seed,
                                    **kw).fit(X, y, curator_mask=mask)
         rows.append(dict(method=name, n=n, err_T=_err(clf.predict(Xt), yt),
                          iterations=clf.n_iter_, seconds=time.perf_counter() - t0))
         curves.append((name, clf.target_error_estimates_))
+        if np.isfinite(e):
+            p = clf.privacy_params_
+            print(f"Algorithm 4 plan: eta = {p['eta']:.3g}, sigma/L = {p['noise_multiplier']:.3f}"
+                  f", {R * T:,} steps, curator eps = {p['total_epsilon']:.4f} "
+                  f"(RDP order {p['rdp_order']:g})")
     _print_table(f"KS App. D private (eps={eps}, delta={dlt}; err_T on 20,000 target points)",
                  rows, ["method", "n", "err_T", "iterations", "seconds"])
 
@@ -293,12 +301,12 @@ def str_private_ellipse(out_dir, quick=False, seed=0):
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, est in curves:
-        ax.plot(np.arange(1, len(est) + 1), est, label=name)
+        ax.plot(np.arange(1, len(est) + 1), est, "o-", label=name)
     for r in rows[:2]:
         ax.axhline(r["err_T"], ls="--", color="gray" if "local" in r["method"] else "k",
                    label=r["method"])
     ax.set(xlabel="iteration", ylabel="target error (estimate)",
-           title=f"Private STR, n = {n:,} curator rows")
+           title=f"Private STR (Algorithm 4), n = {n:,} curator rows")
     ax.legend()
     _savefig(fig, out_dir, "str_private_ellipse.png")
     plt.close(fig)

@@ -2,6 +2,13 @@
 
 from ._hard_margin import HardMarginLinearSVC, NotSeparableError
 from ._parity_transfer import ParityTransfer
+from ._sgd import NoisySGDClassifier
 from ._str import SubsampleTestReweigh
 
-__all__ = ["HardMarginLinearSVC", "NotSeparableError", "ParityTransfer", "SubsampleTestReweigh"]
+__all__ = [
+    "HardMarginLinearSVC",
+    "NoisySGDClassifier",
+    "NotSeparableError",
+    "ParityTransfer",
+    "SubsampleTestReweigh",
+]

@@ -11,7 +11,9 @@ needs for the same end-to-end (ε, δ): coupled-sampling amplification per round
 (:func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`) composed over the
 ``max_iter`` rounds by the tightest valid composition theorem, and
 :func:`str_min_curator_size` the minimum n under either accounting (used by the
-estimator's error messages).
+estimator's error messages). For Algorithm 4 (private SGD), :func:`str_curator_size_rdp`
+replaces the paper's tCDP analysis by an RDP bound proved for one draw from a κ-dense μ
+(:mod:`skhybrid.accounting._rdp`).
 """
 
 import math
@@ -35,6 +37,8 @@ __all__ = [
     "TightCuratorSize",
     "str_curator_size_tight",
     "str_min_curator_size",
+    "RDPCuratorSize",
+    "str_curator_size_rdp",
 ]
 
 
@@ -421,3 +425,92 @@ def str_min_curator_size(
         ) / (epsilon * kappa)
         return math.ceil(x * (1 - 1e-12))
     raise ValueError(f"accounting must be 'tight' or 'paper'; got {accounting!r}.")
+
+
+@dataclass(frozen=True)
+class RDPCuratorSize:
+    """Result of :func:`str_curator_size_rdp`.
+
+    Attributes
+    ----------
+    n_curator : int
+        Smallest n meeting the target.
+    eta : float
+        1/(κn), the per-draw total-variation bound at that n.
+    epsilon : float
+        Curator ε of the R·T composed steps at that n (≤ target).
+    best_order : float
+        Rényi order attaining the conversion.
+    noise_multiplier : float
+        σ/L.
+    """
+
+    n_curator: int
+    eta: float
+    epsilon: float
+    best_order: float
+    noise_multiplier: float
+
+
+# σ/L for KS Fact A.2's σ² = 20 L² (Appendix D).
+_FACT_A2_NOISE_MULTIPLIER = math.sqrt(20.0)
+
+
+def str_curator_size_rdp(epsilon, delta, sgd_iterations, max_iter, kappa, *,
+                         noise_multiplier=_FACT_A2_NOISE_MULTIPLIER):
+    """Curator rows for KS Algorithm 4 under skhybrid's RDP accounting.
+
+    Every one of the R·T SGD steps draws one example from a κ-dense μᵗ (TV ≤ η = 1/(κn)
+    between neighbours) and adds N(0, σ²I) to a gradient clipped to L (sensitivity 2L).
+    Per step the RDP is :func:`skhybrid.accounting._rdp.subsampled_gaussian_rdp` with
+    μ_G = 2/``noise_multiplier``; R·T steps compose (RDP adds) and convert to (ε, δ)
+    (Balle et al. 2020, Thm 21). The smallest n with ε ≤ ``epsilon`` is found by
+    bisection (the bound increases with η, hence decreases with n).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target curator guarantee.
+    sgd_iterations : int
+        R, steps per round.
+    max_iter : int
+        T, rounds charged.
+    kappa : float in (0, 1]
+    noise_multiplier : float, default=sqrt(20)
+        σ/L. KS Algorithm 4's σ² = max{20L², (16ε⁻¹L² ln(1/δ) + 8L²)/ln(κn)} equals 20L²
+        in App. D (at n = 324.7M the second term is 19.7L²).
+
+    Returns
+    -------
+    RDPCuratorSize
+    """
+    from ..accounting._rdp import subsampled_gaussian_epsilon
+
+    _positive("epsilon", epsilon)
+    _unit("delta", delta)
+    _positive("noise_multiplier", noise_multiplier)
+    if not (0 < kappa <= 1):
+        raise ValueError(f"kappa must lie in (0, 1]; got kappa={kappa!r}.")
+    steps = int(sgd_iterations) * int(max_iter)
+    if steps < 1:
+        raise ValueError("sgd_iterations and max_iter must be positive integers.")
+    mu = 2.0 / noise_multiplier
+
+    def eps_at(n):
+        return subsampled_gaussian_epsilon(min(1.0, 1.0 / (kappa * n)), mu, steps, delta)
+
+    lo = max(1, math.ceil(1.0 / kappa))
+    if eps_at(lo)[0] <= epsilon:
+        hi = lo
+    else:
+        hi = 2 * lo
+        while eps_at(hi)[0] > epsilon:
+            lo, hi = hi, 2 * hi
+            if hi > 1e18:
+                raise ValueError("no curator size up to 1e18 reaches the target; raise "
+                                 "noise_multiplier or epsilon, or lower R or T.")
+        while hi - lo > max(1, hi // 10**7):
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if eps_at(mid)[0] <= epsilon else (mid, hi)
+    eps, order = eps_at(hi)
+    return RDPCuratorSize(hi, min(1.0, 1.0 / (kappa * hi)), eps, order, float(noise_multiplier))

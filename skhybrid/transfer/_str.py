@@ -21,8 +21,17 @@ from ._kappa_dense import (
     multiplicative_weights_update,
     sample_from_log_weights,
 )
+from ..accounting._rdp import calibrate_subsampled_gaussian_mu
 from ._privacy import str_curator_guarantee
-from ._sample_complexity import str_kappa, str_max_iterations, str_min_curator_size
+from ._sample_complexity import (
+    str_curator_size_algorithm4,
+    str_curator_size_rdp,
+    str_kappa,
+    str_max_iterations,
+    str_min_curator_size,
+    str_sgd_sigma2,
+)
+from ._sgd import NoisySGDClassifier, sgd_step_epsilon
 
 __all__ = ["SubsampleTestReweigh"]
 
@@ -118,7 +127,13 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         ``"tight"``: coupled-sampling amplification (valid for every ε_M) and the tightest
         valid composition (basic / DRV / KOV closed form / KOV optimal); ``"paper"``: KS
         Claim 4.1 and Thm 4.2's advanced-composition arithmetic (needs ``base_epsilon <= 1``).
-        See :func:`~skhybrid.transfer._privacy.str_curator_guarantee`.
+        See :func:`~skhybrid.transfer._privacy.str_curator_guarantee`. With a
+        :class:`~skhybrid.transfer.NoisySGDClassifier` base (Algorithm 4): ``"tight"`` is
+        the RDP accounting of :func:`~skhybrid.accounting._rdp.subsampled_gaussian_rdp`
+        over all R·T steps; ``"paper"`` is KS App. A's tCDP arithmetic (σ² of Algorithm 4,
+        n ≥ √(x ln x), x = 52RT/(8κ²ε)), which rests on KS Thm A.3 applied outside the
+        hypotheses of Bun et al.'s subsampling theorem (BUILDING_BLOCKS §4) — kept only to
+        reproduce the paper.
     agnostic : bool, default=False
         Return the tested hypothesis with the smallest estimated target error (KS §3,
         agnostic case) instead of the one that stopped the loop (or the last one).
@@ -188,6 +203,18 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     *Privacy, local agents.* Agents are assigned to rounds by a data-independent random
     permutation; each answers one Gaussian randomized-response query
     RR_{ε,δ}(L(h(x), y)) ~ N(L, 2 ln(2/δ)/ε²) (KS §2), i.e. (ε, δ)-local DP once.
+
+    *Algorithm 4 (private SGD).* With ``base_estimator=NoisySGDClassifier(...)`` and a
+    finite ``epsilon``, each round runs ``n_steps`` = R noisy SGD steps, each on ONE draw
+    from μᵗ (KS Algorithm 4) instead of a learner on m₁ draws. Each step is a
+    subsampled-Gaussian release with TV η = 1/(κn) and sensitivity 2L; the curator is
+    charged the RDP composition of all R·``max_iter`` steps, converted to (ε, δ), as one
+    ``"approx"`` event. The noise multiplier σ/L is calibrated to exactly ``epsilon``
+    unless the base learner fixes it (then too few curator rows raise an error stating
+    the minimum n, :func:`~skhybrid.transfer._sample_complexity.str_curator_size_rdp`).
+    ``subsample_size`` and ``base_epsilon`` are unused. As in Algorithm 2, the local test
+    and the MW update use the 0/1 loss (KS Algorithm 4 uses the hinge loss scaled by
+    L·D); this changes neither privacy analysis.
 
     *Degenerate input.* ``curator_mask=None`` (every row at the curator), or an explicit
     mask with no local rows when ``epsilon=np.inf``, runs the base learner once on the
@@ -522,21 +549,80 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         }
         return plan, rr
 
+    def _plan_private_sgd(self, base, n_c, n_l):
+        """Algorithm 4's plan: R·T subsampled-Gaussian steps at TV η = 1/(κn)."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound)
+        kappa = self.kappa if self.kappa is not None else str_kappa(self.alpha, self.chi2_bound)
+        n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
+        if n0 < 1 or T * n0 > n_l:
+            n0_shown = max(n0, 1)
+            raise ValueError(
+                f"max_iter * local_batch_size = {T} * {n0_shown} = {T * n0_shown} exceeds the "
+                f"{n_l} local rows, and each local agent answers at most one query: the largest "
+                f"feasible max_iter is {n_l // n0_shown}, or provide at least {T * n0_shown} "
+                "local rows (or lower local_batch_size)."
+            )
+        R = int(base.n_steps)
+        eta = min(1.0, 1.0 / (kappa * n_c))
+        L = float(base.lipschitz)
+        if self.accounting == "paper":
+            n_min = str_curator_size_algorithm4(R, T, eps, kappa)
+            if n_c < n_min or kappa * n_c <= 1:
+                raise ValueError(
+                    f"{n_c} curator rows are too few for KS Algorithm 4's tCDP accounting "
+                    f"(accounting='paper') at epsilon={eps}, max_iter={T}, n_steps={R}, "
+                    f"kappa={kappa:.4g}: the minimum is n = {n_min}. Add curator rows, lower "
+                    "max_iter or n_steps, or use accounting='tight'."
+                )
+            z = math.sqrt(str_sgd_sigma2(eps, dlt, L, kappa, n_c)) / L
+            total_eps, order = eps, None  # the paper's claim (KS App. A), not re-derived
+        else:
+            if base.noise_multiplier is None:
+                mu = calibrate_subsampled_gaussian_mu(eps, dlt, eta, R * T)
+                z = 0.0 if np.isinf(mu) else 2.0 / mu
+            else:
+                z = float(base.noise_multiplier)
+            total_eps, order = (0.0, None) if z == 0 else sgd_step_epsilon(z, eta, R * T, dlt)
+            if total_eps > eps * (1 + 1e-9):
+                n_min = str_curator_size_rdp(eps, dlt, R, T, kappa, noise_multiplier=z)
+                raise ValueError(
+                    f"{n_c} curator rows are too few for epsilon={eps}, delta={dlt} with "
+                    f"noise_multiplier={z:.4g} over max_iter={T} rounds of n_steps={R} SGD "
+                    f"steps (kappa={kappa:.4g}): the minimum is n = {n_min.n_curator}. Add "
+                    "curator rows, lower max_iter or n_steps, raise noise_multiplier, or "
+                    "leave noise_multiplier=None to calibrate it."
+                )
+        rr = GaussianRandomizedResponse(eps, dlt)
+        plan = {
+            "algorithm": 4, "accounting": self.accounting, "max_iter": T, "kappa": kappa,
+            "sgd_steps": R, "local_batch_size": n0, "eta": eta, "noise_multiplier": z,
+            "sgd_sigma": z * L, "rdp_order": order, "total_epsilon": total_eps,
+            "total_delta": dlt, "rr_sigma": rr.sigma,
+            "threshold": 3.0 * self.alpha + self.approximation_error,
+        }
+        return plan, rr
+
     def _fit_private(self, X, y, curator, base):
         n_c = int(curator.sum())
         n_l = X.shape[0] - n_c
-        plan, rr = self._plan_private(n_c, n_l)
-        params_event = {k: plan[k] for k in (
-            "accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
-            "learner_delta", "round_epsilon", "round_delta")}
+        sgd = isinstance(base, NoisySGDClassifier)
+        if sgd:
+            plan, rr = self._plan_private_sgd(base, n_c, n_l)
+            keys = ("accounting", "max_iter", "kappa", "sgd_steps", "eta", "noise_multiplier",
+                    "rdp_order")
+        else:
+            plan, rr = self._plan_private(n_c, n_l)
+            keys = ("accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
+                    "learner_delta", "round_epsilon", "round_delta")
+        params_event = {k: plan[k] for k in keys}
         central = PrivacyEvent("subsample-test-reweigh", "approx", plan["total_epsilon"],
                                plan["total_delta"], population="central", params=params_event)
         local = rr.event(count=1, population="local")
         self._charge([central, local])  # before any private row is read
         rng = self._make_rng()
 
-        T, kappa, m1, n0 = (plan[k] for k in ("max_iter", "kappa", "subsample_size",
-                                              "local_batch_size"))
+        T, kappa, n0 = (plan[k] for k in ("max_iter", "kappa", "local_batch_size"))
         threshold = plan["threshold"]
         Xc, yc = X[curator], y[curator]
         Xl, yl = X[~curator], y[~curator]
@@ -545,10 +631,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         estimates, best, h, converged = [], (np.inf, None), None, False
         for t in range(T):
             log_mu, _ = kappa_dense_projection(log_w, kappa)
-            idx = sample_from_log_weights(log_mu, m1, rng)
-            params = self._learner_params(base, True, rng, plan["learner_epsilon"],
-                                          plan["learner_delta"])
-            h = self._fit_base(base, params, Xc[idx], yc[idx])
+            if sgd:  # Algorithm 4: R single draws from μᵗ, one per noisy SGD step
+                h = clone(base).set_params(accountant=None)
+                h.classes_, h.n_features_in_ = self.classes_, Xc.shape[1]
+                h._fit_log_mu(Xc, yc, log_mu, plan["sgd_sigma"], rng)
+            else:
+                idx = sample_from_log_weights(log_mu, plan["subsample_size"], rng)
+                params = self._learner_params(base, True, rng, plan["learner_epsilon"],
+                                              plan["learner_delta"])
+                h = self._fit_base(base, params, Xc[idx], yc[idx])
             batch = order[t * n0:(t + 1) * n0]
             losses = (h.predict(Xl[batch]) != yl[batch]).astype(np.int8)  # computed by agents
             a = float(np.mean(rr(losses, rng)))

@@ -1,0 +1,117 @@
+"""RDP of one Gaussian step on a draw from a distribution that moves by TV ≤ η."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skhybrid.accounting import _composition as comp
+from skhybrid.accounting._rdp import (
+    DEFAULT_ORDERS,
+    calibrate_subsampled_gaussian_mu,
+    mixture_pair_delta,
+    mixture_pair_rdp,
+    mixture_pair_rdp_binomial,
+    rdp_to_dp_epsilon,
+    subsampled_gaussian_epsilon,
+    subsampled_gaussian_rdp,
+)
+
+ORDERS = np.array([1.5, 2.0, 3.0, 5.0, 10.0, 32.0])
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.447, 1.0, 2.0])
+def test_eta_one_is_the_plain_gaussian_rdp(mu):
+    # η = 1: the step is the Gaussian mechanism, RDP α·Δ²/(2σ²) = αμ²/2 exactly.
+    np.testing.assert_allclose(subsampled_gaussian_rdp(ORDERS, 1.0, mu), ORDERS * mu**2 / 2,
+                               rtol=1e-6)
+    np.testing.assert_allclose(mixture_pair_rdp(ORDERS, 1.0, mu), ORDERS * mu**2 / 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("eta, mu", [(0.3, 1.0), (0.01, 0.447), (1e-6, 0.447), (0.25, 2.0)])
+def test_numerical_pair_matches_binomial_closed_form(eta, mu):
+    a = np.array([2.0, 3.0, 5.0, 10.0, 32.0])
+    np.testing.assert_allclose(mixture_pair_rdp(a, eta, mu), mixture_pair_rdp_binomial(a, eta, mu),
+                               rtol=1e-4)
+
+
+@pytest.mark.parametrize("eta, mu", [(0.3, 1.0), (0.01, 0.447), (1e-5, 0.447), (0.25, 2.0),
+                                     (0.05, 0.05)])
+def test_bound_dominates_both_orders_of_the_pair(eta, mu):
+    bound = subsampled_gaussian_rdp(ORDERS, eta, mu)
+    fwd = mixture_pair_rdp(ORDERS, eta, mu, "forward")
+    rev = mixture_pair_rdp(ORDERS, eta, mu, "reverse")
+    assert np.all(bound >= np.maximum(fwd, rev) * (1 - 1e-6))
+    # ... and is not loose by more than the factor 2 of its second-order term.
+    assert np.all(bound <= 2.0 * np.maximum(fwd, rev) * (1 + 1e-6))
+
+
+def test_second_order_constant_small_eta():
+    # B_α ≈ 2·C(α,2)·η²·E_B[(ℓ−1)_+²] as η → 0 (ℓ = dN(μ)/dN(0)); check against a quadrature.
+    mu, eta, a = 0.447, 1e-7, 4.0
+    z = np.linspace(-12, 12, 200001)
+    ell = np.exp(mu * z - mu * mu / 2)
+    pos2 = np.trapezoid(np.maximum(ell - 1, 0) ** 2 * np.exp(-z * z / 2) / math.sqrt(2 * math.pi), z)
+    expected = math.log1p(2 * a * (a - 1) / 2 * eta**2 * pos2) / (a - 1)
+    assert subsampled_gaussian_rdp([a], eta, mu)[0] == pytest.approx(expected, rel=1e-4)
+
+
+def test_monotone_in_eta_and_alpha():
+    etas = [1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0]
+    vals = np.array([subsampled_gaussian_rdp(ORDERS, e, 0.8) for e in etas])
+    assert np.all(np.diff(vals, axis=0) > 0)   # increasing in η
+    assert np.all(np.diff(vals, axis=1) > 0)   # increasing in α (Rényi divergences are)
+
+
+def test_monte_carlo_renyi_divergence():
+    # Independent estimate of D_α(A_η‖B) at α = 2: E_B[ℓ_η²] with ℓ_η = (1−η) + η e^{μz−μ²/2}.
+    rng = np.random.default_rng(0)
+    mu, eta = 1.0, 0.3
+    z = rng.normal(size=2_000_000)
+    ell = (1 - eta) + eta * np.exp(mu * z - mu * mu / 2)
+    mc = math.log(np.mean(ell**2))
+    assert mixture_pair_rdp([2.0], eta, mu)[0] == pytest.approx(mc, rel=0.02)
+    assert subsampled_gaussian_rdp([2.0], eta, mu)[0] >= mc * 0.98
+
+
+def test_mixture_pair_delta_is_hockey_stick_of_pair():
+    # δ(ε) = E_B[(ℓ − e^ε)_+] computed directly on a grid.
+    mu, eta = 1.5, 0.2
+    z = np.linspace(-15, 15, 400001)
+    ell = (1 - eta) + eta * np.exp(mu * z - mu * mu / 2)
+    phi = np.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    for eps in [0.0, 0.1, 0.5, 1.0]:
+        direct = np.trapezoid(np.maximum(ell - math.exp(eps), 0) * phi, z)
+        assert mixture_pair_delta(eps, eta, mu) == pytest.approx(direct, rel=1e-5, abs=1e-12)
+    # η = 1: the Gaussian curve.
+    assert mixture_pair_delta(0.7, 1.0, mu) == pytest.approx(comp.gaussian_delta(mu, 0.7))
+
+
+def test_conversion_matches_cks_and_beats_mironov():
+    # For the Gaussian (RDP αρ) the conversion over a fine grid approaches CKS20's zCDP bound.
+    rho = 0.05
+    orders = np.linspace(1.01, 200, 20000)
+    eps, _ = rdp_to_dp_epsilon(orders * rho, orders, 1e-5)
+    assert eps == pytest.approx(comp.zcdp_epsilon(rho, 1e-5), rel=1e-4)
+    classic = np.min(orders * rho + math.log(1e5) / (orders - 1))
+    assert eps < classic
+
+
+def test_composition_and_calibration_roundtrip():
+    eta, steps = 1e-3, 10_000
+    mu = calibrate_subsampled_gaussian_mu(1.0, 1e-5, eta, steps)
+    eps, order = subsampled_gaussian_epsilon(eta, mu, steps, 1e-5)
+    assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-4)
+    assert order in DEFAULT_ORDERS
+    # One step at η = 1 is the Gaussian mechanism: RDP conversion is above the exact curve.
+    e1, _ = subsampled_gaussian_epsilon(1.0, 0.5, 1, 1e-5)
+    assert e1 >= comp.gaussian_epsilon(0.5, 1e-5)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="eta"):
+        subsampled_gaussian_rdp([2.0], 1.5, 1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        subsampled_gaussian_rdp([1.0], 0.1, 1.0)
+    with pytest.raises(ValueError, match="integer"):
+        mixture_pair_rdp_binomial([2.5], 0.1, 1.0)
