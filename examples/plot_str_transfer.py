@@ -1,7 +1,7 @@
 """
-=====================================================================
+=======================================================================
 Subsample-Test-Reweigh: transferring a regularised learner to a target
-=====================================================================
+=======================================================================
 
 The curator holds labelled rows from a source S = N(0, I₂₀); the local agents come
 from a target T that shrinks three coordinates to standard deviation 0.02, and the
