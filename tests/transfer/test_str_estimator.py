@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.svm import LinearSVC
@@ -12,29 +11,16 @@ from sklearn.svm import LinearSVC
 from skhybrid.accounting import PrivacyAccountant
 from skhybrid.learners import DPLogisticRegression
 from skhybrid.mechanisms._noise import record_noise
+from skhybrid.datasets import make_shifted_gaussians
 from skhybrid.transfer._privacy import str_curator_guarantee
 from skhybrid.transfer._sample_complexity import str_min_curator_size
 from skhybrid.transfer._str import SubsampleTestReweigh
 
 
 def shifted_gaussians(n_c, n_l, *, d=20, k=3, sigma_t=0.02, minority=0.05, n_test=0, seed=0):
-    """BUILDING_BLOCKS §11: S = N(0, I_d); T shrinks k coordinates to std σ_T; the target
-    halfspace lives on those k coordinates and labels `minority` of T's mass -1."""
-    rng = np.random.default_rng(seed)
-    w = np.zeros(d)
-    w[:k] = 1 / math.sqrt(k)
-    b = sigma_t * norm.ppf(minority)
-
-    def target(n):
-        Z = rng.normal(size=(n, d))
-        Z[:, :k] *= sigma_t
-        return Z
-
-    X = np.vstack([rng.normal(size=(n_c, d)), target(n_l)])
-    Xt = target(n_test)
-    label = lambda Z: np.where(Z @ w > b, 1, -1)  # noqa: E731
-    mask = np.r_[np.ones(n_c, bool), np.zeros(n_l, bool)]
-    return X, label(X), mask, Xt, label(Xt)
+    """BUILDING_BLOCKS §11: S = N(0, I_d); T shrinks k coordinates to std σ_T."""
+    return make_shifted_gaussians(n_c, n_l, n_features=d, n_shifted=k, target_scale=sigma_t,
+                                  minority=minority, n_test=n_test, random_state=seed)
 
 
 def _svc(C=0.001):
