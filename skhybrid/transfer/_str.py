@@ -459,8 +459,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
         log_w = np.zeros(n_c)  # Algorithm 1: w¹ = 1, μᵗ ∝ wᵗ
         warm = clone(base).set_params(warm_start=True) if self.warm_start else None
-        estimates, best, h, converged = [], (np.inf, None), None, False
-        for t in range(T):
+        def round_(t, log_w):
             log_mu = log_w - np.logaddexp.reduce(log_w)
             params = self._learner_params(base, is_dp, rng, np.inf, None)
             if self.reweighting == "sample_weight":
@@ -469,17 +468,9 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             else:
                 idx = sample_from_log_weights(log_mu, m1, rng)
                 h = self._fit_base(base, params, Xc[idx], yc[idx], warm=warm)
-            a = float(np.mean(h.predict(Xl) != yl))  # SQ oracle: exact error on local rows
-            estimates.append(a)
-            if a < best[0]:
-                best = (a, h)
-            self._report(t, T, a, threshold)
-            if a <= threshold:
-                converged = True
-                break
-            log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
-        chosen = best[1] if self.agnostic else h
-        return self._set_result(chosen, estimates, converged, plan)
+            return h, float(np.mean(h.predict(Xl) != yl))  # SQ oracle: exact local error
+
+        return self._run_rounds(round_, log_w, Xc, yc, T, threshold, plan)
 
     # ------------------------------------------------------------------ Algorithm 2
 
@@ -628,8 +619,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Xl, yl = X[~curator], y[~curator]
         order = rng.permutation(n_l)  # data-independent assignment of agents to rounds
         log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
-        estimates, best, h, converged = [], (np.inf, None), None, False
-        for t in range(T):
+        def round_(t, log_w):
             log_mu, _ = kappa_dense_projection(log_w, kappa)
             if sgd:  # Algorithm 4: R single draws from μᵗ, one per noisy SGD step
                 h = clone(base).set_params(accountant=None)
@@ -642,7 +632,16 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 h = self._fit_base(base, params, Xc[idx], yc[idx])
             batch = order[t * n0:(t + 1) * n0]
             losses = (h.predict(Xl[batch]) != yl[batch]).astype(np.int8)  # computed by agents
-            a = float(np.mean(rr(losses, rng)))
+            return h, float(np.mean(rr(losses, rng)))
+
+        return self._run_rounds(round_, log_w, Xc, yc, T, threshold, plan)
+
+    def _run_rounds(self, round_, log_w, Xc, yc, T, threshold, plan):
+        """The loop Algorithms 1, 2 and 4 share: test each round's hypothesis, stop at the
+        threshold, else down-weight the curator rows it gets right (α/8 MW update)."""
+        estimates, best, h, converged = [], (np.inf, None), None, False
+        for t in range(T):
+            h, a = round_(t, log_w)
             estimates.append(a)
             if a < best[0]:
                 best = (a, h)
