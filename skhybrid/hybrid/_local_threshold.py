@@ -361,7 +361,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         y : array-like of shape (n_samples,)
             Two-class labels.
         curator_mask : array-like of bool of shape (n_samples,), default=None
-            True rows are ignored; None: every row is a local agent.
+            True rows are ignored. None: every row is held by the curator, who runs the
+            same protocol on all of them (charged to the "central" population).
 
         Returns
         -------
