@@ -14,7 +14,8 @@ def test_demo_prints_every_learner_and_the_accountant():
     demo(seed=0, out=out)
     text = out.getvalue()
     for name in ("DPLogisticRegression", "PPMHalfspaceClassifier", "DiscrepancyAdaptation",
-                 "ParityThreshold"):
+                 "ParityThreshold", "SubsampleTestReweigh", "ParityTransfer",
+                 "PrivateParityClassifier", "SelectThenEstimate"):
         assert name in text
     assert "central: spent" in text and "local: spent" in text
 

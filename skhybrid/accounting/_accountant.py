@@ -256,7 +256,8 @@ class PrivacyAccountant:
                                         self._target_delta(events, population)))[1]
             raise BudgetExceededError(
                 f"Privacy budget exceeded for the {population!r} population: spending "
-                f"{', '.join(sorted({e.mechanism for e in new}))} would bring the total to "
+                f"{', '.join(sorted({e.mechanism for e in new if e.population == population}))} "
+                f"would bring the total to "
                 f"(epsilon={eps:.4g}, delta={delta:.3g}) under {name} composition, over the "
                 f"budget (epsilon={b_eps:.4g}, delta={b_delta:.3g}); already spent "
                 f"(epsilon={prev[0]:.4g}, delta={prev[1]:.3g}). Nothing was computed."

@@ -10,9 +10,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
-from ..accounting import PrivacyAccountant, PrivacyEvent
-from ..learners._parity import binary_labels, check_binary_features
-from ..learners._parity_core import boosted_private_parity, parity_privacy_epsilon, predict_parity
+from ..accounting import PrivacyAccountant
+from ..learners._parity import binary_labels, check_binary_features, parity_event
+from ..learners._parity_core import (
+    _inclusion_rate,
+    boosted_private_parity,
+    parity_privacy_epsilon,
+    predict_parity,
+)
 from ..mechanisms import RandomizedResponse
 
 __all__ = ["ParityTransfer"]
@@ -150,13 +155,11 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.nonprivate:
             central = nonprivate_event(source=name)
         else:
-            from ..learners._parity_core import _inclusion_rate
+            # The proven level ln((1+p)/(1−p)) ∨ ln(1 + p(1−q)/q): exactly ε with tanh.
             p = _inclusion_rate(self.epsilon, self.rate)
-            central = PrivacyEvent(
-                "private-parity", "pure", parity_privacy_epsilon(p, self.floor),
-                population="central",
-                params={"n_chunks": self._k, "composition": "parallel", "p": p,
-                        "floor": self.floor})
+            central = parity_event(parity_privacy_epsilon(p, self.floor), rate=self.rate,
+                                   floor=self.floor, n_chunks=self._k,
+                                   composition="parallel", p=p)
         if not has_local:
             return [central], None
         eps_l = self.epsilon if self.local_epsilon is None else self.local_epsilon
