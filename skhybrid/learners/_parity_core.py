@@ -252,7 +252,7 @@ def boosted_private_parity(X, y, epsilon, rng, n_chunks, *, rate="tanh", floor=0
         raise ValueError(f"n_chunks must be a positive integer, got {n_chunks!r}.")
     n, d = X.shape
     # Chunk assignment is not privacy noise (any data-independent partition works).
-    order = rng.permutation(n) if shuffle else np.arange(n)
+    order = _noise.permutation(rng, n, tag="parity-chunks") if shuffle else np.arange(n)
     P = pack_bits(X)
     return [
         _private_parity_packed(P[idx], y[idx], d, p, floor, rng)

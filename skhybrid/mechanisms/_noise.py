@@ -27,6 +27,7 @@ __all__ = [
     "gumbel",
     "bernoulli",
     "integers",
+    "permutation",
     "uniform",
     "gamma",
 ]
@@ -137,6 +138,13 @@ def integers(rng, high, size=None, *, tag=None):
     """Draw uniform integers in ``[0, high)`` (data-independent assignments, secret bits)."""
     _record("integers", high, _size_of(size, high), tag)
     return rng.integers(0, high, size)
+
+
+def permutation(rng, n, *, tag=None):
+    """A uniform random permutation of ``range(n)`` (data-independent assignment of rows to
+    chunks, rounds or batches: parallel composition needs it to ignore the data)."""
+    _record("permutation", n, None, tag)
+    return rng.permutation(n)
 
 
 def uniform(rng, size=None, *, tag=None):

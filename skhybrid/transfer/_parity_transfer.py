@@ -18,7 +18,7 @@ from ..learners._parity_core import (
     parity_privacy_epsilon,
     predict_parity,
 )
-from ..mechanisms import RandomizedResponse
+from ..mechanisms import RandomizedResponse, _noise
 
 __all__ = ["ParityTransfer"]
 
@@ -231,7 +231,8 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Xl, bl = X[~curator], bits[~curator]
         # Data-independent split of the agents, one batch per candidate (not privacy noise).
-        batches = np.array_split(rng.permutation(Xl.shape[0]), len(cands))
+        batches = np.array_split(_noise.permutation(rng, Xl.shape[0], tag="agent-batches"),
+                                  len(cands))
         est = np.full(len(cands), np.nan)
         for j, idx in enumerate(batches):
             if idx.size == 0:

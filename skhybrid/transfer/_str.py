@@ -15,7 +15,7 @@ from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
-from ..mechanisms import GaussianRandomizedResponse
+from ..mechanisms import GaussianRandomizedResponse, _noise
 from ._kappa_dense import (
     kappa_dense_projection,
     multiplicative_weights_update,
@@ -617,7 +617,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         threshold = plan["threshold"]
         Xc, yc = X[curator], y[curator]
         Xl, yl = X[~curator], y[~curator]
-        order = rng.permutation(n_l)  # data-independent assignment of agents to rounds
+        order = _noise.permutation(rng, n_l, tag="agent-rounds")  # data-independent
         log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
         def round_(t, log_w):
             log_mu, _ = kappa_dense_projection(log_w, kappa)

@@ -141,7 +141,9 @@ def test_noise_spy_sees_every_round():
     eps_prime = {d.scale for d in learner}
     assert len(eps_prime) == 1  # every round's learner at the same (ε_M, δ_M)
     # Nothing else draws noise.
-    assert {d.tag for d in draws} == {"str-subsample", "gaussian_randomized_response",
+    (order,) = [d for d in draws if d.tag == "agent-rounds"]  # agents assigned to rounds once
+    assert order.kind == "permutation" and order.scale == 400
+    assert {d.tag for d in draws} == {"agent-rounds", "str-subsample", "gaussian_randomized_response",
                                       "objective_perturbation",
                                       "objective_perturbation-direction"}
 
