@@ -220,7 +220,7 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
             "alpha, or use method='cdf'.")
     top = 1 << int(bits)
     # Public-randomness assignment of agents to phases and groups (data-independent).
-    order = np.argsort(_noise.uniform(rng, n, tag="app_a:assign"))
+    order = _noise.permutation(rng, n, tag="app_a:assign")
     n1 = n // 2
     groups = np.array_split(order[:n1], n_q)
     second = order[n1:]

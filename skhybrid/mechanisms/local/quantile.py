@@ -118,7 +118,7 @@ class QuantileSearch(Mechanism):
                 f"({self.rounds} rounds x {self.agents_per_round}) for lam={self.lam}, "
                 f"beta={self.beta}, epsilon={self.epsilon}; got {values.shape[0]}. "
                 "Add agents, or increase lam, beta or tau.")
-        order = np.argsort(_noise.uniform(rng, values.shape[0], tag=self.name + ":split"))
+        order = _noise.permutation(rng, values.shape[0], tag=self.name + ":split")
         rr = RandomizedResponse(self.epsilon)
         lo, hi = self.lo, self.hi
         for batch in np.array_split(order, self.rounds):  # T rounds, not a loop over agents
