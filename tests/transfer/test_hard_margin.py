@@ -26,10 +26,11 @@ def _cvxpy_hard_margin(X, y, fit_intercept=True):
 
 @pytest.mark.parametrize("seed, n, d", [(0, 200, 5), (1, 400, 10), (2, 150, 30)])
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_matches_cvxpy_exact_qp(seed, n, d, fit_intercept):
+@pytest.mark.parametrize("solver", ["active-set", "interior-point"])
+def test_matches_cvxpy_exact_qp(seed, n, d, fit_intercept, solver):
     X, y = _separable(n, d, seed, offset=0.3 if fit_intercept else 0.0)
     clf = HardMarginLinearSVC(fit_intercept=fit_intercept, working_set_size=d + 2,
-                              batch_size=5).fit(X, y)
+                              batch_size=5, solver=solver).fit(X, y)
     w, b = _cvxpy_hard_margin(X, y, fit_intercept)
     np.testing.assert_allclose(clf.coef_.ravel(), w, atol=1e-4)
     assert abs(clf.intercept_[0] - b) < 1e-4
@@ -65,6 +66,46 @@ def test_warm_start_same_solution_fewer_or_equal_rounds():
         assert warm.n_iter_ <= cold.n_iter_
 
 
+def test_solvers_agree_on_larger_problem():
+    X, y = _separable(3000, 40, 7, margin=0.02)
+    a = HardMarginLinearSVC(solver="active-set").fit(X, y)
+    b = HardMarginLinearSVC(solver="interior-point").fit(X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(np.sort(a.support_), np.sort(b.support_))
+
+
+def test_active_set_far_from_origin():
+    # |b| ≈ 50·‖w‖: the scaled intercept column must still give the unpenalised optimum
+    # (the interior-point solver's normal equations are too ill-conditioned here)
+    X, y = _separable(600, 8, 4, margin=0.05)
+    X = X + 50.0
+    clf = HardMarginLinearSVC().fit(X, y)
+    w, b = _cvxpy_hard_margin(X, y)
+    np.testing.assert_allclose(clf.coef_.ravel(), w, rtol=1e-5, atol=1e-5)
+    assert abs(clf.intercept_[0] - b) <= 1e-5 * abs(b)
+    assert abs(b) > 10 * np.linalg.norm(w)
+
+
+def test_active_set_falls_back_when_kkt_check_fails(monkeypatch, capsys):
+    from skhybrid.transfer import _hard_margin
+
+    X, y = _separable(400, 10, 3)
+    exact = HardMarginLinearSVC(solver="interior-point").fit(X, y)
+    calls = []
+
+    def no_polish(Z, v, lam, fit_intercept):  # keep the penalised-intercept point
+        calls.append(1)
+        return v, lam
+
+    monkeypatch.setattr(_hard_margin, "_polish", no_polish)
+    clf = HardMarginLinearSVC(verbose=1).fit(X, y)
+    assert "KKT check failed" in capsys.readouterr().out
+    assert calls  # the check ran and rejected the un-polished point
+    np.testing.assert_allclose(clf.coef_, exact.coef_, atol=1e-6)
+    np.testing.assert_allclose(clf.intercept_, exact.intercept_, atol=1e-6)
+
+
 def test_sample_weight_zero_drops_rows_positive_ignored():
     X, y = _separable(300, 4, 4)
     sw = np.random.default_rng(1).uniform(0.5, 3, size=len(y))
@@ -85,8 +126,9 @@ def test_non_separable_raises_clear_error():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(200, 3))
     y = np.where(rng.random(200) < 0.5, 1, -1)  # random labels: not separable in 3-d
-    with pytest.raises(NotSeparableError, match="not linearly separable"):
-        HardMarginLinearSVC().fit(X, y)
+    for solver in ("active-set", "interior-point"):
+        with pytest.raises(NotSeparableError, match="not linearly separable"):
+            HardMarginLinearSVC(solver=solver).fit(X, y)
     assert issubclass(NotSeparableError, ValueError)
     with pytest.raises(ValueError, match="two classes"):
         HardMarginLinearSVC().fit(X, np.ones(200))
