@@ -279,7 +279,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
                 f"got {classes.size}: {classes.tolist()[:10]}."
             )
         keep = np.flatnonzero(sw > 0)
-        Xk = X[keep]
+        Xk = X if keep.size == X.shape[0] else X[keep]  # (no copy of a large X if unweighted)
         s = np.where(y[keep] == classes[1], 1.0, -1.0)
         if np.unique(s).size < 2:
             raise ValueError("sample_weight leaves a single class with positive weight; "
