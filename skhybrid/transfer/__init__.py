@@ -2,6 +2,17 @@
 
 from ._hard_margin import HardMarginLinearSVC, NotSeparableError
 from ._parity_transfer import ParityTransfer
+from ._sample_complexity import (
+    RDPCuratorSize,
+    STRRequirements,
+    TightCuratorSize,
+    chi2_plus_one_gaussian_scale,
+    str_curator_size_rdp,
+    str_curator_size_tight,
+    str_kappa,
+    str_min_curator_size,
+    str_requirements,
+)
 from ._sgd import NoisySGDClassifier
 from ._str import SubsampleTestReweigh
 
@@ -10,5 +21,14 @@ __all__ = [
     "NoisySGDClassifier",
     "NotSeparableError",
     "ParityTransfer",
+    "RDPCuratorSize",
+    "STRRequirements",
     "SubsampleTestReweigh",
+    "TightCuratorSize",
+    "chi2_plus_one_gaussian_scale",
+    "str_curator_size_rdp",
+    "str_curator_size_tight",
+    "str_kappa",
+    "str_min_curator_size",
+    "str_requirements",
 ]

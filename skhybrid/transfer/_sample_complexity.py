@@ -263,6 +263,20 @@ def str_requirements(
     Returns
     -------
     STRRequirements
+
+    Examples
+    --------
+    KS Appendix D (Algorithm 4, R = 50M SGD steps, T = 1000, κ = α/(4(χ² + 1))); the paper
+    prints n = 324.7M with χ² + 1 rounded to 1.35:
+
+    >>> from skhybrid.transfer import (chi2_plus_one_gaussian_scale, str_kappa,
+    ...                                str_requirements)
+    >>> chi2 = chi2_plus_one_gaussian_scale(0.1, 0.07, 2) - 1
+    >>> kappa = str_kappa(0.08, chi2, denominator=4.0)
+    >>> req = str_requirements(0.08, 0.05, 0.5, 1e-4, chi2, algorithm=4,
+    ...                        sgd_iterations=50_000_000, max_iter=1000, kappa=kappa)
+    >>> f"{req.n_curator:,}"
+    '325,193,494'
     """
     if max_iter is None:
         max_iter = str_max_iterations(alpha, chi2, loss_range=loss_range)
@@ -360,6 +374,17 @@ def str_curator_size_tight(
     Returns
     -------
     TightCuratorSize
+
+    Examples
+    --------
+    App. D's privacy parameters with T = 20 rounds of m₁ = 2000 draws:
+
+    >>> from skhybrid.transfer import str_curator_size_tight, str_min_curator_size
+    >>> kappa = 0.014798
+    >>> f"{str_curator_size_tight(0.5, 1e-4, 20, kappa, 2000).n_curator:,}"
+    '8,592,647'
+    >>> f"{str_min_curator_size(0.5, 1e-4, 20, kappa, 2000, accounting='paper'):,}"
+    '64,559,817'
 
     Raises
     ------
@@ -483,6 +508,16 @@ def str_curator_size_rdp(epsilon, delta, sgd_iterations, max_iter, kappa, *,
     Returns
     -------
     RDPCuratorSize
+
+    Examples
+    --------
+    App. D's guarantee (ε = 0.5, δ = 1e-4, R = 50M, T = 1000, σ² = 20L²): 54.0M curator
+    rows against the paper's 324.7M.
+
+    >>> from skhybrid.transfer import str_curator_size_rdp
+    >>> r = str_curator_size_rdp(0.5, 1e-4, 50_000_000, 1000, 0.014798)
+    >>> f"{r.n_curator:,}", r.epsilon <= 0.5
+    ('54,013,403', True)
     """
     from ..accounting._rdp import subsampled_gaussian_epsilon
 
