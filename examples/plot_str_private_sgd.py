@@ -1,7 +1,7 @@
 """
-=====================================================================
+=========================================================================
 Private STR with noisy SGD (Algorithm 4) and the curator-size calculators
-=====================================================================
+=========================================================================
 
 Kohen & Sheffet's Algorithm 4 runs noisy projected SGD inside Subsample-Test-Reweigh:
 every SGD step draws one curator row from the κ-dense reweighting μᵗ, clips its
