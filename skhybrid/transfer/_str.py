@@ -474,16 +474,13 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     # ------------------------------------------------------------------ Algorithm 2
 
-    def _plan_private(self, n_c, n_l):
-        """Every privacy-relevant quantity, from parameters and the (public) group sizes."""
-        eps, dlt = float(self.epsilon), float(self.delta)
+    def _rounds_kappa_batch(self, n_l):
+        """T (the cap), κ and N₀ of the private algorithms, from parameters and n_local.
+
+        Each local agent answers at most one query, so T·N₀ must not exceed n_local.
+        """
         T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound)
         kappa = self.kappa if self.kappa is not None else str_kappa(self.alpha, self.chi2_bound)
-        if self.accounting == "paper" and self.base_epsilon > 1:
-            raise ValueError(
-                f"accounting='paper' applies KS Claim 4.1 with the learner's epsilon <= 1; got "
-                f"base_epsilon={self.base_epsilon}. Lower base_epsilon or use accounting='tight'."
-            )
         n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
         if n0 < 1 or T * n0 > n_l:
             n0_shown = max(n0, 1)
@@ -492,6 +489,17 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"{n_l} local rows, and each local agent answers at most one query: the largest "
                 f"feasible max_iter is {n_l // n0_shown}, or provide at least {T * n0_shown} "
                 "local rows (or lower local_batch_size)."
+            )
+        return T, kappa, n0
+
+    def _plan_private(self, n_c, n_l):
+        """Every privacy-relevant quantity, from parameters and the (public) group sizes."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        T, kappa, n0 = self._rounds_kappa_batch(n_l)
+        if self.accounting == "paper" and self.base_epsilon > 1:
+            raise ValueError(
+                f"accounting='paper' applies KS Claim 4.1 with the learner's epsilon <= 1; got "
+                f"base_epsilon={self.base_epsilon}. Lower base_epsilon or use accounting='tight'."
             )
 
         def guarantee(m):
@@ -543,17 +551,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _plan_private_sgd(self, base, n_c, n_l):
         """Algorithm 4's plan: R·T subsampled-Gaussian steps at TV η = 1/(κn)."""
         eps, dlt = float(self.epsilon), float(self.delta)
-        T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound)
-        kappa = self.kappa if self.kappa is not None else str_kappa(self.alpha, self.chi2_bound)
-        n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
-        if n0 < 1 or T * n0 > n_l:
-            n0_shown = max(n0, 1)
-            raise ValueError(
-                f"max_iter * local_batch_size = {T} * {n0_shown} = {T * n0_shown} exceeds the "
-                f"{n_l} local rows, and each local agent answers at most one query: the largest "
-                f"feasible max_iter is {n_l // n0_shown}, or provide at least {T * n0_shown} "
-                "local rows (or lower local_batch_size)."
-            )
+        T, kappa, n0 = self._rounds_kappa_batch(n_l)
         R = int(base.n_steps)
         eta = min(1.0, 1.0 / (kappa * n_c))
         L = float(base.lipschitz)
