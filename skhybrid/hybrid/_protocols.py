@@ -168,10 +168,22 @@ def _recover_shares(t, value, width, m, epsilon, rng):
     return shares
 
 
+class _CuratorAndAgents:
+    """Row layout of a §4/§5 task: curator rows 0..m−1, then the n local agents."""
+
+    @property
+    def curator(self):
+        return np.arange(self.m)
+
+    @property
+    def agents(self):
+        return np.arange(self.m, self.m + self.n)
+
+
 # --------------------------------------------------------------------------- §4
 
 
-class OneOutOf2dParityTask:
+class OneOutOf2dParityTask(_CuratorAndAgents):
     """An instance of the 1-out-of-2^d-parity task (BKNSS Definition 4.1).
 
     ``2^d`` parity strings ``r_j ∈ {0,1}^c`` (lazily, ``r_j = F(key, j)``), ``m + 1``
@@ -207,14 +219,6 @@ class OneOutOf2dParityTask:
     def labels(self, rows, j):
         """``⟨x, r_j⟩`` of the given rows (only meaningful for parity samples)."""
         return (self.x[rows].astype(np.int64) @ self.r(j).astype(np.int64)) & 1
-
-    @property
-    def curator(self):
-        return np.arange(self.m)
-
-    @property
-    def agents(self):
-        return np.arange(self.m, self.m + self.n)
 
 
 def _curator_rows_for(task, j):
@@ -304,7 +308,7 @@ def one_out_of_2d_parity(task, epsilon, rng, order="agents-first", strategy="spl
 # --------------------------------------------------------------------------- §5
 
 
-class ParityChoosesSecretTask:
+class ParityChoosesSecretTask(_CuratorAndAgents):
     """An instance of the parity-chooses-secret task (BKNSS Definition 5.1).
 
     A parity ``r ∈ {0,1}^c`` and, for every ``j ∈ {0,1}^c``, ``m + 1`` share bits
@@ -342,14 +346,6 @@ class ParityChoosesSecretTask:
     def secret(self, j):
         """``s_j = ⊕_t s_{j,t}``."""
         return _xor_bits(self.share(j, np.arange(self.m + 1)))
-
-    @property
-    def curator(self):
-        return np.arange(self.m)
-
-    @property
-    def agents(self):
-        return np.arange(self.m, self.m + self.n)
 
 
 def parity_chooses_secret(task, epsilon, rng, order="curator-first", n_chunks=2):
