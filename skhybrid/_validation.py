@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 
 __all__ = [
     "check_epsilon",
@@ -12,6 +13,7 @@ __all__ = [
     "check_mask",
     "check_group_nonempty",
     "check_generator",
+    "check_binary_targets",
 ]
 
 
@@ -99,6 +101,23 @@ def check_mask(mask, n_samples, name="public_mask"):
     if arr.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in arr):
         return arr.astype(bool)
     raise ValueError(f"{name} must be boolean or 0/1; got dtype {arr.dtype}.")
+
+
+def check_binary_targets(y, name, detail=""):
+    """Check that ``y`` holds exactly two classes; return ``(classes, bits)``.
+
+    ``classes`` is sorted (as sklearn's ``classes_``), ``bits`` maps ``classes[0] ↦ 0`` and
+    ``classes[1] ↦ 1`` (uint8). The label set is treated as public, as the number of rows is.
+    ``name`` (the estimator) and ``detail`` go into the error message.
+    """
+    check_classification_targets(y)
+    classes, bits = np.unique(y, return_inverse=True)
+    if classes.size != 2:
+        raise ValueError(
+            f"Only binary classification is supported. {name} needs y with exactly two "
+            f"classes{detail}; got {classes.size} class(es): {classes.tolist()[:10]}."
+        )
+    return classes, bits.astype(np.uint8)
 
 
 def check_group_nonempty(mask, name, group, trusted=True):

@@ -106,7 +106,6 @@ _DOMAIN_FAILURES = {
             "check_dtype_object",
             "check_estimators_dtypes",
             "check_estimators_nan_inf",
-            "check_fit2d_1sample",
             "check_fit_check_is_fitted",
             "check_fit_idempotent",
             "check_fit_score_takes_y",

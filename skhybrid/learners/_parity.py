@@ -6,10 +6,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
+from .._validation import check_binary_targets
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ._parity_core import (
@@ -39,20 +39,8 @@ def check_binary_features(X, name="X"):
 
 
 def binary_labels(y, name="PrivateParityClassifier"):
-    """Map two-class labels to 0/1 bits; return ``(classes, bits)``.
-
-    ``classes[0] ↦ 0``, ``classes[1] ↦ 1`` (sorted order, as in sklearn). The label set
-    is treated as public, as the number of rows is.
-    """
-    check_classification_targets(y)
-    classes, bits = np.unique(y, return_inverse=True)
-    if len(classes) != 2:
-        raise ValueError(
-            f"Only binary classification is supported. {name} needs labels of exactly 2 "
-            f"classes (mapped to the bits 0 and 1); got "
-            f"{len(classes)} class(es): {classes.tolist()[:5]}."
-        )
-    return classes, bits.astype(np.uint8)
+    """Map two-class labels to 0/1 bits; return ``(classes, bits)`` (``classes[0] ↦ 0``)."""
+    return check_binary_targets(y, name, " (mapped to the bits 0 and 1)")
 
 
 def parity_event(epsilon, count=1, rate="tanh", floor=0.5, population="central", source="",

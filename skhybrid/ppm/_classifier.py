@@ -11,7 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask
+from .._validation import check_binary_targets, check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
 from ..mechanisms import ExponentialMechanism
 from ._candidates import (
@@ -270,14 +270,8 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         if mask_given:
             check_group_nonempty(public, "public_mask", "public rows")
             check_group_nonempty(public, "public_mask", "private rows", trusted=False)
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            what = "1 class" if len(self.classes_) == 1 else f"{len(self.classes_)} classes"
-            raise ValueError(
-                f"Only binary classification is supported. PPMHalfspaceClassifier needs "
-                f"exactly 2 classes in y (the private and the public class); got {what}: "
-                f"{self.classes_.tolist()[:10]}."
-            )
+        self.classes_, _ = check_binary_targets(
+            y, type(self).__name__, " (the private and the public class)")
         if self.private_class is None:
             self.private_class_ = self.classes_[1]
         elif self.private_class in self.classes_.tolist():

@@ -28,9 +28,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from .._validation import check_binary_targets
 from ._dual_active_set import min_norm_dual_active_set
 
 __all__ = ["HardMarginLinearSVC", "NotSeparableError"]
@@ -267,17 +267,10 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
-        check_classification_targets(y)
+        classes, _ = check_binary_targets(y, type(self).__name__)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0):
             raise ValueError("sample_weight must be non-negative for HardMarginLinearSVC.")
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(
-                "Only binary classification is supported. HardMarginLinearSVC needs exactly two "
-                f"classes in y, "
-                f"got {classes.size}: {classes.tolist()[:10]}."
-            )
         keep = np.flatnonzero(sw > 0)
         Xk = X if keep.size == X.shape[0] else X[keep]  # (no copy of a large X if unweighted)
         s = np.where(y[keep] == classes[1], 1.0, -1.0)

@@ -7,10 +7,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
+from .._validation import check_binary_targets
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..accounting._rdp import calibrate_subsampled_gaussian_mu, subsampled_gaussian_epsilon
 from ..mechanisms import _noise
@@ -293,14 +293,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         self._validate_params()
         self._check_privacy_params(delta_required=True)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(
-                "Only binary classification is supported: NoisySGDClassifier needs y with "
-                f"exactly two classes; got {classes.size} class(es): {classes.tolist()[:10]}."
-            )
-        self.classes_ = classes
+        self.classes_, _ = check_binary_targets(y, type(self).__name__)
         n = X.shape[0]
         if self.nonprivate:
             z, events = 0.0, [nonprivate_event(source=type(self).__name__)]

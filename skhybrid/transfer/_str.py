@@ -8,11 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask
+from .._validation import check_binary_targets, check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
@@ -333,14 +332,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._validate_params()
         self._check_privacy_params(delta_required=True)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(
-                "Only binary classification is supported: SubsampleTestReweigh needs y with "
-                f"exactly two classes; got {classes.size} class(es): {classes.tolist()[:10]}."
-            )
-        self.classes_ = classes
+        self.classes_, _ = check_binary_targets(y, type(self).__name__)
         n = X.shape[0]
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)

@@ -88,7 +88,7 @@ def test_bad_input():
     X, y, _ = _planted(n=50)
     with pytest.raises(ValueError, match="binary 0/1"):
         PrivateParityClassifier().fit(X + 0.5, y)
-    with pytest.raises(ValueError, match="exactly 2 classes"):
+    with pytest.raises(ValueError, match="exactly two classes"):
         PrivateParityClassifier().fit(X, np.zeros(50))
     clf = PrivateParityClassifier(epsilon=np.inf).fit(X, y)
     with pytest.raises(ValueError, match="binary 0/1"):

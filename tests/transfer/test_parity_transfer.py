@@ -103,7 +103,7 @@ def test_bad_input():
         ParityTransfer().fit(X, y, curator_mask=np.ones(len(y), bool))
     with pytest.raises(ValueError, match="0/1 parity features"):
         ParityTransfer().fit(X * 2.0, y, curator_mask=mask)
-    with pytest.raises(ValueError, match="exactly 2"):
+    with pytest.raises(ValueError, match="exactly two"):
         ParityTransfer().fit(X, np.zeros(len(y)), curator_mask=mask)
     with pytest.raises(ValueError, match="curator_mask"):
         ParityTransfer().fit(X, y, curator_mask=np.zeros(len(y), bool))
