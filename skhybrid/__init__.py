@@ -6,6 +6,7 @@ Importing skhybrid never changes scikit-learn's global configuration.
 """
 
 from .accounting import BudgetExceededError, PrivacyAccountant, PrivacyEvent
+from .exceptions import PrivacyLeakWarning
 from .learners import DPLogisticRegression
 from .preprocessing import PublicFitTransformer
 
@@ -15,6 +16,7 @@ __all__ = [
     "PrivacyAccountant",
     "PrivacyEvent",
     "BudgetExceededError",
+    "PrivacyLeakWarning",
     "DPLogisticRegression",
     "PublicFitTransformer",
 ]

@@ -1,10 +1,13 @@
 """Input validation shared by every skhybrid estimator: masks, privacy parameters, bounds."""
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
+
+from .exceptions import PrivacyLeakWarning
 
 __all__ = [
     "check_epsilon",
@@ -14,6 +17,7 @@ __all__ = [
     "check_group_nonempty",
     "check_generator",
     "check_binary_targets",
+    "resolve_classes",
 ]
 
 
@@ -152,3 +156,87 @@ def check_generator(random_state):
     raise ValueError(
         f"random_state must be None, an int, a numpy RandomState or Generator; got {random_state!r}."
     )
+
+
+def resolve_classes(y, classes, *, estimator, trusted=None, binary=False):
+    """The label set of a classifier, declared or public; encode ``y`` against it.
+
+    The label set is a domain: reading it from private labels makes ``classes_``, the shape
+    of ``predict_proba`` and the validity of the fit depend on one private row. So, in order:
+
+    1. ``classes`` declared by the user: used as given (sorted, duplicates removed);
+    2. otherwise the labels of the ``trusted`` rows (public rows), when they show enough
+       classes (exactly two for a binary learner, at least two otherwise);
+    3. otherwise the labels of every row, with a :class:`~skhybrid.exceptions.PrivacyLeakWarning`
+       saying that the label set is outside the guarantee and how to declare it.
+
+    In cases 1 and 2 the guarantee holds over data sets whose labels lie in that set (the
+    data universe); a private label outside it is refused with a ``ValueError`` that names
+    no value and no row, before anything is charged or computed.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Every row's label.
+    classes : array-like or None
+        The estimator's ``classes`` parameter.
+    estimator : str
+        The estimator's name, for messages.
+    trusted : ndarray of bool of shape (n_samples,) or None
+        Rows whose labels are public (``public_mask``). ``None``: no such rows.
+    binary : bool, default=False
+        The learner handles exactly two classes.
+
+    Returns
+    -------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted label set.
+    codes : ndarray of int of shape (n_samples,)
+        Index of each row's label in ``classes_``.
+    """
+    y = np.asarray(y)
+    check_classification_targets(y)
+    need = "exactly two" if binary else "at least two"
+    if classes is not None:
+        found = np.unique(np.asarray(classes, dtype=y.dtype if y.dtype.kind in "OUS" else None))
+        if found.ndim != 1 or (binary and found.size != 2) or found.size < 2:
+            raise ValueError(
+                f"classes must list {need} distinct labels for {estimator}; got "
+                f"{found.size} (classes is a parameter, so this names no private value)."
+            )
+        source = "classes"
+    else:
+        found = None
+        if trusted is not None and np.any(trusted):
+            public_labels = np.unique(y[trusted])
+            if public_labels.size == 2 or (not binary and public_labels.size > 2):
+                found, source = public_labels, "public"
+        if found is None:
+            found = np.unique(y)
+            warnings.warn(
+                f"{estimator} was given no classes= and its public rows do not show {need} "
+                "labels, so the label set was read from private rows: classes_, the shape of "
+                "predict_proba and whether the fit succeeds are outside the privacy guarantee. "
+                "Declare the label set with classes=[...].",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            if (binary and found.size != 2) or found.size < 2:
+                raise ValueError(
+                    f"Only binary classification is supported. {estimator} needs y with "
+                    f"exactly two classes; got {found.size} class(es)." if binary else
+                    f"{estimator} needs y with at least two classes; got {found.size} class."
+                )
+            source = "data"
+    codes = np.searchsorted(found, y)
+    codes = np.minimum(codes, found.size - 1)
+    if source != "data" and not np.array_equal(found[codes], y):
+        what = "the declared classes" if source == "classes" else (
+            "the labels of the public rows")
+        raise ValueError(
+            f"y has a label outside {what}; {estimator} refuses the data set before "
+            "anything is charged (its guarantee covers labels in that set). "
+            + ("Fix the labels or the classes parameter." if source == "classes" else
+               "Declare the full label set with classes=[...].")
+        )
+    return found, codes
