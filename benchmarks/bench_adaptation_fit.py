@@ -79,12 +79,12 @@ def main(argv=None):
     y = np.concatenate([D.y_source, np.full(args.n, np.nan)])
     public = np.arange(len(X)) < args.m
     params = dict(epsilon=args.epsilon, delta=1.0 / 8000, solver="single-stage",
-                  max_iter=args.K, mu=args.mu)
+                  max_iter=args.K, mu=args.mu, data_norm=1.0, fit_intercept=False)
 
     # The calibrated selector and the loop inputs, exactly as the estimator builds them.
     reg = DiscrepancyAdaptationRegressor(**params, random_state=0)
     reg._validate_params()
-    plan = reg._plan(D.X_source, args.n)
+    plan = reg._plan(D.X_source, args.n, reg.data_norm, 1.0)
     Xt = clip_rows(D.X_target, reg.data_norm)
     M0 = Xt.T @ Xt / args.n
     loop_kw = dict(coef_norm=reg.coef_norm, mu=args.mu, max_iter=args.K,

@@ -80,16 +80,22 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         - ``"two-stage-md"``: BMS23 Algorithm 3 for q, then q-weighted ridge.
         - ``"exact"``: non-private Cortes–Mohri (SDP of BMS23 problem (5)), then ridge.
           Refused (ValueError) unless ``epsilon=np.inf``.
-    data_norm : float, default=1.0
-        r, the public bound on a target row's l2 norm; private rows are clipped to it.
+    data_norm : float or None, default=None
+        r, the public bound on a target row's l2 norm (after centring, with
+        ``fit_intercept=True``); private rows are clipped to it. ``None`` takes the largest
+        norm among the (centred) public source rows -- a public statistic, so free, stored
+        in ``solver_info_["r"]``. Pass a bound when you know the target's range: under a
+        covariate shift target rows may lie further out than every source row, and those
+        rows are clipped (clipping biases the target moment towards the source; a larger
+        bound adds noise instead). The BMS23 setting is ``data_norm=1``.
     coef_norm : float, default=1.0
         Λ, the bound on ``||w||`` of the single-stage solver (its constraint set and the
         ``4 Λ^2`` weight of the discrepancy). The two-stage solvers use the penalised form
         of BMS23 (6) instead (``ridge_alpha``), which the paper calls equivalent.
-    label_bound : float, default=1.0
+    label_bound : float or None, default=None
         Y, the bound on ``|y|`` of the analysis (BMS23 §5). Source labels are public, so Y
         only enters the convergence constants (``solver_info_["constants"]``), not the
-        noise.
+        noise. ``None`` takes the largest (centred) public label.
     mu : float, default=100.0
         Softmax smoothing μ of the Frank-Wolfe and mirror-descent solvers (BMS23 §4.2):
         smoothing error ``<= log(2d)/mu``, gradient sensitivity ``∝ mu`` (§7 leaves it
@@ -108,11 +114,13 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         Gradient sensitivity ``min(mu r^2 / n, 2) r_hat^2`` (proved in
         :func:`~skhybrid.adaptation._discrepancy.discrepancy_gradient_sensitivity`) or
         the printed ``2 mu r^2 r_hat^2 / n`` (BMS23 Corollary 1.3).
-    fit_intercept : bool, default=False
-        The paper's hypotheses have no intercept. ``True`` centres every row by the
-        *public* source mean and the labels by the source mean (public, so free): r then
-        bounds the centred target rows, r_hat is the centred source radius and Y bounds the
-        centred labels. Stage 2 adds the unpenalised q-weighted intercept.
+    fit_intercept : bool, default=True
+        Centre every row by the *public* source mean and the labels by the source label
+        mean (public, so free): r then bounds the centred target rows, r_hat is the centred
+        source radius and Y bounds the centred labels. Stage 2 adds the unpenalised
+        q-weighted intercept. ``False`` is the paper's setting (hypotheses through the
+        origin), right only when features and labels are centred already; the fit warns
+        when the public labels say otherwise.
     accountant : PrivacyAccountant or None, default=None
         Charged before any private row is read.
     random_state : int, RandomState, Generator or None, default=None
@@ -179,9 +187,9 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions(set(_SOLVERS))],
-        "data_norm": [Interval(Real, 0, None, closed="neither")],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "coef_norm": [Interval(Real, 0, None, closed="neither")],
-        "label_bound": [Interval(Real, 0, None, closed="neither")],
+        "label_bound": [Interval(Real, 0, None, closed="neither"), None],
         "mu": [Interval(Real, 0, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="left")],
         "ridge_alpha": [Interval(Real, 0, None, closed="left")],
@@ -200,16 +208,16 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         delta=1e-5,
         *,
         solver="noisy-moments",
-        data_norm=1.0,
+        data_norm=None,
         coef_norm=1.0,
-        label_bound=1.0,
+        label_bound=None,
         mu=100.0,
         lam=1e-3,
         ridge_alpha=1e-3,
         max_iter=1000,
         selection="laplace",
         sensitivity_bound="tight",
-        fit_intercept=False,
+        fit_intercept=True,
         accountant=None,
         random_state=None,
         verbose=0,
@@ -306,12 +314,13 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         X_src = X_src - x_mean
         y_c = y_src - y_mean
         n = int(n_rows - public.sum())
+        r, label_bound = self._public_bounds(X_src, y_src, y_c)
 
-        plan = self._plan(X_src, n)  # public quantities only
+        plan = self._plan(X_src, n, r, label_bound)  # public quantities only
         self._charge(plan["events"])  # before any private row is read
 
         rng = self._make_rng()
-        X_tgt = clip_rows(X[~public] - x_mean, self.data_norm)
+        X_tgt = clip_rows(X[~public] - x_mean, r)
         M0 = X_tgt.T @ X_tgt / n
         w, b = self._solve(plan, M0, X_tgt, X_src, y_c, rng)
         self.coef_ = w
@@ -333,10 +342,43 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         self.solver_info_ = {"solver": None}
         return self
 
-    def _plan(self, X_src, n):
+    def _public_bounds(self, X_src, y_src, y_c):
+        """``(r, Y)``: the parameters, or public statistics of the source rows when None.
+
+        Warnings here read public rows only (the source sample and its labels), never a
+        target row: whether a private row is clipped is not something a fit may say.
+        """
+        src_norm = float(np.sqrt(np.max(np.sum(X_src * X_src, axis=1))))
+        r = src_norm if self.data_norm is None else float(self.data_norm)
+        if r <= 0:
+            raise ValueError(
+                "The public source rows are all equal (after centring), so data_norm=None "
+                "finds no bound; pass data_norm, the bound on a target row's norm."
+            )
+        if self.data_norm is not None and src_norm > 2 * r:
+            warnings.warn(
+                f"The public source rows reach norm {src_norm:.3g}, over twice "
+                f"data_norm={r:g}: target rows of a similar size are clipped, which biases "
+                "the fit. Pass a larger data_norm, or data_norm=None to take the source's.",
+                UserWarning,
+                stacklevel=3,
+            )
+        label_bound = (float(np.max(np.abs(y_c))) if self.label_bound is None
+                       else float(self.label_bound))
+        if not self.fit_intercept and abs(float(y_src.mean())) > 2 * max(
+                float(y_src.std()), 1e-12):
+            warnings.warn(
+                f"The public labels average {y_src.mean():.3g}, far from 0 against their "
+                "spread, but fit_intercept=False fits hypotheses through the origin; pass "
+                "fit_intercept=True (the default) to centre them with the public rows.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return r, label_bound
+
+    def _plan(self, X_src, n, r, label_bound):
         """Noise scales and events from parameters, the mask and public rows only."""
         m = X_src.shape[0]
-        r = float(self.data_norm)
         # r_hat is a public statistic; the floor keeps sensitivities positive if S = {0}.
         r_hat = max(float(np.sqrt(np.max(np.sum(X_src * X_src, axis=1)))), 1e-12 * r)
         K = int(self.max_iter)
@@ -364,7 +406,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
                     "scale", selector.mechanism.params().get("gumbel_scale")))
             if self.solver == "single-stage":
                 info["constants"] = single_stage_constants(
-                    r, r_hat, self.coef_norm, self.label_bound, self.mu, n,
+                    r, r_hat, self.coef_norm, label_bound, self.mu, n,
                     bound=self.sensitivity_bound)
         else:  # two-stage-md
             sens2 = tau * math.sqrt(m)

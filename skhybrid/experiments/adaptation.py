@@ -87,10 +87,14 @@ def _fit(solver_kw, X, y, public, epsilon, delta, lam, rng):
 
     kw = dict(solver_kw)
     solver = kw.pop("solver")
+    kw.setdefault("data_norm", 1.0)  # the paper's setting: rows of norm <= 1,
+    kw.setdefault("fit_intercept", False)  # centred labels, hypotheses through the origin
     reg = DiscrepancyAdaptationRegressor(epsilon=epsilon, delta=delta, solver=solver, lam=lam,
                                          random_state=rng, **kw)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        # §7's labels are not centred, yet its hypotheses go through the origin (on purpose).
+        warnings.filterwarnings("ignore", message="The public labels average")
         return reg.fit(X, y, public_mask=public)
 
 

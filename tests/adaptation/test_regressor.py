@@ -11,7 +11,7 @@ from skhybrid.accounting import BudgetExceededError, PrivacyAccountant
 from skhybrid.accounting import _composition as comp
 from skhybrid.adaptation._data import make_adaptation_data
 from skhybrid.adaptation._exact import weighted_ridge
-from skhybrid.adaptation._regressor import DiscrepancyAdaptationRegressor as DAR
+from skhybrid.adaptation._regressor import DiscrepancyAdaptationRegressor
 from skhybrid.adaptation._solvers import (
     moments_sensitivity,
     pnorm_prox_simplex,
@@ -23,6 +23,13 @@ from skhybrid.mechanisms._noise import record_noise
 cp = pytest.importorskip("cvxpy")
 
 DELTA = 1e-5
+
+
+def DAR(**params):
+    """The estimator in the paper's setting (rows of norm <= 1, centred labels, no intercept)."""
+    params.setdefault("data_norm", 1.0)
+    params.setdefault("fit_intercept", False)
+    return DiscrepancyAdaptationRegressor(**params)
 
 
 def _stack(D, private_y=np.nan):
@@ -269,7 +276,7 @@ N_ROUTE = 80
 FIT_LOG = []
 
 
-class _Recording(DAR):
+class _Recording(DiscrepancyAdaptationRegressor):
     def fit(self, X, y, *, public_mask=None):
         FIT_LOG.append((np.asarray(X)[:, 0].astype(int), np.asarray(public_mask)))
         return super().fit(X, y, public_mask=public_mask)
