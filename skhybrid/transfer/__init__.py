@@ -11,6 +11,7 @@ from ._sample_complexity import (
     str_curator_size_tight,
     str_kappa,
     str_min_curator_size,
+    str_min_local_batch_size,
     str_requirements,
 )
 from ._sgd import NoisySGDClassifier
@@ -30,5 +31,6 @@ __all__ = [
     "str_curator_size_tight",
     "str_kappa",
     "str_min_curator_size",
+    "str_min_local_batch_size",
     "str_requirements",
 ]

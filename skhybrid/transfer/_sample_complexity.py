@@ -2,7 +2,8 @@
 
 Each function reproduces one formula of the paper and names it. Two conventions:
 
-* ``chi2`` is χ²(T‖S) itself (the estimator's ``chi2_bound``); formulas use χ² + 1.
+* ``chi2_bound`` is a public upper bound on χ²(T‖S) itself, named as in
+  :class:`SubsampleTestReweigh`; formulas use χ² + 1.
 * Counts (T, N₀, n) are integers: an iteration bound "t* ≤ x" becomes ⌊x⌋, a size
   requirement "n ≥ x" becomes ⌈x⌉.
 
@@ -23,6 +24,7 @@ from ._privacy import str_curator_guarantee
 
 __all__ = [
     "chi2_plus_one_gaussian_scale",
+    "str_min_local_batch_size",
     "str_kappa",
     "str_max_iterations",
     "str_local_batch_size",
@@ -68,20 +70,20 @@ def chi2_plus_one_gaussian_scale(sigma_source, sigma_target, k):
     return (s2 * s2 / (t2 * (2.0 * s2 - t2))) ** (k / 2.0)
 
 
-def str_kappa(alpha, chi2, *, denominator=8.0):
+def str_kappa(alpha, chi2_bound, *, denominator=8.0):
     """Density κ = α/(denominator·(χ² + 1)).
 
     KS Algorithm 2 and Algorithm 4 use denominator 8 (the Thm 4.3 proof needs the
     truncated importance weights to be κ-dense); KS App. D uses 4.
     """
     _unit("alpha", alpha)
-    if not (chi2 >= 0):
-        raise ValueError(f"chi2 must be >= 0; got chi2={chi2!r}.")
+    if not (chi2_bound >= 0):
+        raise ValueError(f"chi2_bound must be >= 0; got chi2_bound={chi2_bound!r}.")
     _positive("denominator", denominator)
-    return alpha / (denominator * (chi2 + 1.0))
+    return alpha / (denominator * (chi2_bound + 1.0))
 
 
-def str_max_iterations(alpha, chi2, *, loss_range=1.0, constant=128.0):
+def str_max_iterations(alpha, chi2_bound, *, loss_range=1.0, constant=128.0):
     """Iteration bound T = ⌊constant·(LD)²·log₂(8(χ² + 1)/α)/α²⌋.
 
     ``constant=128`` is KS Algorithm 2 / Thm 4.3 (loss in [0, 1]); with
@@ -90,7 +92,7 @@ def str_max_iterations(alpha, chi2, *, loss_range=1.0, constant=128.0):
     """
     _unit("alpha", alpha)
     _positive("loss_range", loss_range)
-    x = constant * loss_range**2 * math.log2(8.0 * (chi2 + 1.0) / alpha) / alpha**2
+    x = constant * loss_range**2 * math.log2(8.0 * (chi2_bound + 1.0) / alpha) / alpha**2
     return max(1, math.floor(x))
 
 
@@ -106,6 +108,25 @@ def str_local_batch_size(alpha, beta, epsilon, delta, max_iter):
     _unit("delta", delta)
     x = 4.0 * math.log(2.0 / delta) * math.log(8.0 * max_iter / beta) / (epsilon**2 * alpha**2)
     return math.ceil(x)
+
+
+def str_min_local_batch_size(alpha, rr_sigma):
+    """Local agents per round for a test whose standard error is at most α/2.
+
+    Each agent sends its 0/1 loss plus N(0, σ²) noise (Gaussian randomized response), so
+    the mean of N₀ reports has variance at most (1/4 + σ²)/N₀. With N₀ = ⌈4(1/4 + σ²)/α²⌉
+    the standard error is at most α/2: a hypothesis with target error 5α passes the 3α
+    threshold of KS Algorithm 2 with probability at most Φ(−4) ≈ 3·10⁻⁵ per round. This is
+    skhybrid's default, not the paper's N₀ (:func:`str_local_batch_size`, which adds a
+    union bound over the T rounds and is far larger).
+
+    >>> str_min_local_batch_size(0.1, 1.0)
+    500
+    """
+    _unit("alpha", alpha)
+    if not rr_sigma >= 0:
+        raise ValueError(f"rr_sigma must be >= 0; got {rr_sigma!r}.")
+    return math.ceil(4.0 * (0.25 + rr_sigma**2) / alpha**2 * (1 - 1e-12))
 
 
 def str_learner_delta(epsilon, delta, max_iter, *, kappa=None, source="algorithm"):
@@ -230,7 +251,7 @@ def str_requirements(
     beta,
     epsilon,
     delta,
-    chi2,
+    chi2_bound,
     *,
     algorithm=2,
     subsample_size=None,
@@ -246,8 +267,8 @@ def str_requirements(
     alpha, beta : float in (0, 1)
     epsilon, delta : float
         End-to-end guarantee for both populations.
-    chi2 : float
-        Public upper bound on χ²(T‖S).
+    chi2_bound : float
+        Public upper bound on χ²(T‖S) (the estimator's ``chi2_bound``).
     algorithm : {2, 4}
     subsample_size : int
         m₁, the learner's sample complexity m(α, β/T, 1, δ_M) — required for Algorithm 2.
@@ -279,9 +300,9 @@ def str_requirements(
     '325,193,494'
     """
     if max_iter is None:
-        max_iter = str_max_iterations(alpha, chi2, loss_range=loss_range)
+        max_iter = str_max_iterations(alpha, chi2_bound, loss_range=loss_range)
     if kappa is None:
-        kappa = str_kappa(alpha, chi2)
+        kappa = str_kappa(alpha, chi2_bound)
     n0 = str_local_batch_size(alpha, beta, epsilon, delta, max_iter)
     if algorithm == 2:
         if subsample_size is None:

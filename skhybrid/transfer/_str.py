@@ -2,6 +2,8 @@
 
 import copy
 import math
+import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,11 +30,16 @@ from ._sample_complexity import (
     str_kappa,
     str_max_iterations,
     str_min_curator_size,
+    str_min_local_batch_size,
     str_sgd_sigma2,
 )
 from ._sgd import NoisySGDClassifier, sgd_step_epsilon
 
 __all__ = ["SubsampleTestReweigh"]
+
+# A private round's learner should see at least this many rows per feature (plus one for
+# the intercept); fewer and STR refuses before charging, naming the rows it would need.
+_MIN_ROWS_PER_FEATURE = 10
 
 
 def _is_dp_learner(estimator):
@@ -104,17 +111,24 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Public upper bound on χ²(T‖S). Sets the default ``kappa`` and ``max_iter``.
     max_iter : int or None, default=None
         Cap T on the number of rounds. The privacy analysis always charges all T rounds,
-        never the data-dependent stopping time. ``None``: the paper's
-        T = 128·log₂(8(χ²+1)/α)/α² (Algorithm 2), or 32·… for ``epsilon=np.inf``
-        (Algorithm 1) — large; most uses set it.
+        never the data-dependent stopping time. ``None``: with a finite ``epsilon``, as
+        many rounds as the local rows can test meaningfully -- ``n_local // N0`` with N0
+        from ``local_batch_size`` -- capped at the paper's T = 128·log₂(8(χ²+1)/α)/α²
+        (Algorithm 2); with ``epsilon=np.inf``, 32·log₂(8(χ²+1)/α)/α² (Algorithm 1).
     subsample_size : int or None, default=None
         m₁, draws from μᵗ per round. ``None``: the number of curator rows when
         ``epsilon=np.inf``; otherwise the largest m₁ the accounting certifies for the
-        curator rows at hand (n is public).
+        curator rows at hand (n is public). When that is under 10·(n_features + 1) rows,
+        too few for a round's learner to learn anything, the fit refuses before charging
+        and names the number of curator rows it would need.
     local_batch_size : int or None, default=None
         N₀, fresh local agents per round (finite ``epsilon`` only). ``None``:
-        ⌊n_local / max_iter⌋. ``max_iter * local_batch_size`` must not exceed the number of
-        local rows: each agent answers at most one query.
+        ⌊n_local / max_iter⌋ when ``max_iter`` is given, else the smallest batch whose
+        test has standard error at most α/2 (:func:`str_min_local_batch_size`); with fewer
+        local rows than that the fit refuses before charging. ``max_iter *
+        local_batch_size`` must not exceed the number of local rows: each agent answers at
+        most one query. A batch below :func:`str_min_local_batch_size` warns: its test is
+        too noisy for ``converged_`` to mean much.
     kappa : float in (0, 1] or None, default=None
         Density of the projected weights (finite ``epsilon``). ``None``: α/(8(χ²+1))
         (Algorithm 2).
@@ -444,7 +458,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         threshold = 2.0 * self.alpha + tau + self.approximation_error
         plan = {"algorithm": 1, "max_iter": T, "subsample_size": m1, "tau": tau,
                 "threshold": threshold, "reweighting": self.reweighting,
-                "warm_start": self.warm_start}
+                "warm_start": self.warm_start,
+                "test_std": math.sqrt(0.25 / n_l)}  # sampling error of the exact local error
         self._charge([nonprivate_event(source=type(self).__name__),
                       nonprivate_event("local", source=type(self).__name__)])
         rng = self._make_rng()
@@ -466,14 +481,28 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
     # ------------------------------------------------------------------ Algorithm 2
 
-    def _rounds_kappa_batch(self, n_l):
+    def _rounds_kappa_batch(self, n_l, rr_sigma):
         """T (the cap), κ and N₀ of the private algorithms, from parameters and n_local.
 
         Each local agent answers at most one query, so T·N₀ must not exceed n_local.
+        Everything here is public: parameters and the number of local rows.
         """
-        T = self.max_iter or str_max_iterations(self.alpha, self.chi2_bound)
         kappa = self.kappa if self.kappa is not None else str_kappa(self.alpha, self.chi2_bound)
-        n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
+        n0_min = str_min_local_batch_size(self.alpha, rr_sigma)
+        if self.max_iter is None:
+            n0 = self.local_batch_size if self.local_batch_size is not None else n0_min
+            if n_l < n0:
+                raise ValueError(
+                    f"{n_l} local rows are too few for one test of the target error: with "
+                    f"alpha={self.alpha}, epsilon={self.epsilon}, delta={self.delta} a test "
+                    f"needs {n0} local agents (standard error alpha/2 under randomized "
+                    f"response with sigma={rr_sigma:.3g}). Provide at least {n0} local rows, "
+                    "or raise alpha or epsilon. Nothing was charged."
+                )
+            T = min(str_max_iterations(self.alpha, self.chi2_bound), n_l // n0)
+        else:
+            T = self.max_iter
+            n0 = self.local_batch_size if self.local_batch_size is not None else n_l // T
         if n0 < 1 or T * n0 > n_l:
             n0_shown = max(n0, 1)
             raise ValueError(
@@ -482,12 +511,22 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"feasible max_iter is {n_l // n0_shown}, or provide at least {T * n0_shown} "
                 "local rows (or lower local_batch_size)."
             )
+        if n0 < n0_min:
+            warnings.warn(
+                f"Each round tests its hypothesis on {n0} local agents, fewer than the "
+                f"{n0_min} that give a standard error of alpha/2 at epsilon={self.epsilon}: "
+                "a round can pass the test by noise, so converged_ means little. Lower "
+                "max_iter (or leave it None), or provide more local rows.",
+                UserWarning,
+                stacklevel=4,
+            )
         return T, kappa, n0
 
-    def _plan_private(self, n_c, n_l):
+    def _plan_private(self, n_c, n_l, n_features):
         """Every privacy-relevant quantity, from parameters and the (public) group sizes."""
         eps, dlt = float(self.epsilon), float(self.delta)
-        T, kappa, n0 = self._rounds_kappa_batch(n_l)
+        rr = GaussianRandomizedResponse(eps, dlt)
+        T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
         if self.accounting == "paper" and self.base_epsilon > 1:
             raise ValueError(
                 f"accounting='paper' applies KS Claim 4.1 with the learner's epsilon <= 1; got "
@@ -529,7 +568,19 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                     hi = mid
             m1 = lo
             g = guarantee(m1)
-        rr = GaussianRandomizedResponse(eps, dlt)
+            m_learn = _MIN_ROWS_PER_FEATURE * (n_features + 1)
+            if m1 < m_learn:
+                n_min = str_min_curator_size(eps, dlt, T, kappa, m_learn,
+                                             learner_epsilon=self.base_epsilon,
+                                             accounting=self.accounting)
+                raise ValueError(
+                    f"With {n_c} curator rows the accounting certifies subsample_size={m1} "
+                    f"for epsilon={eps}, delta={dlt} over max_iter={T} rounds: too few for a "
+                    f"round's learner on {n_features} features (STR needs "
+                    f"{m_learn} = {_MIN_ROWS_PER_FEATURE}*(n_features+1)). That takes "
+                    f"n = {n_min} curator rows; or lower max_iter, raise epsilon, or pass "
+                    "subsample_size explicitly to override. Nothing was charged."
+                )
         plan = {
             "algorithm": 2, "accounting": self.accounting, "max_iter": T, "kappa": kappa,
             "subsample_size": m1, "local_batch_size": n0, "eta": g.eta,
@@ -537,13 +588,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             "round_epsilon": g.round_epsilon, "round_delta": g.round_delta,
             "total_epsilon": g.total_epsilon, "total_delta": g.total_delta,
             "rr_sigma": rr.sigma, "threshold": 3.0 * self.alpha + self.approximation_error,
+            "test_std": math.sqrt((0.25 + rr.sigma**2) / n0),
         }
         return plan, rr
 
     def _plan_private_sgd(self, base, n_c, n_l):
         """Algorithm 4's plan: R·T subsampled-Gaussian steps at TV η = 1/(κn)."""
         eps, dlt = float(self.epsilon), float(self.delta)
-        T, kappa, n0 = self._rounds_kappa_batch(n_l)
+        rr = GaussianRandomizedResponse(eps, dlt)
+        T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
         R = int(base.n_steps)
         eta = min(1.0, 1.0 / (kappa * n_c))
         L = float(base.lipschitz)
@@ -574,13 +627,13 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                     "curator rows, lower max_iter or n_steps, raise noise_multiplier, or "
                     "leave noise_multiplier=None to calibrate it."
                 )
-        rr = GaussianRandomizedResponse(eps, dlt)
         plan = {
             "algorithm": 4, "accounting": self.accounting, "max_iter": T, "kappa": kappa,
             "sgd_steps": R, "local_batch_size": n0, "eta": eta, "noise_multiplier": z,
             "sgd_sigma": z * L, "rdp_order": order, "total_epsilon": total_eps,
             "total_delta": dlt, "rr_sigma": rr.sigma,
             "threshold": 3.0 * self.alpha + self.approximation_error,
+            "test_std": math.sqrt((0.25 + rr.sigma**2) / n0),
         }
         return plan, rr
 
@@ -593,7 +646,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             keys = ("accounting", "max_iter", "kappa", "sgd_steps", "eta", "noise_multiplier",
                     "rdp_order")
         else:
-            plan, rr = self._plan_private(n_c, n_l)
+            plan, rr = self._plan_private(n_c, n_l, X.shape[1])
             keys = ("accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
                     "learner_delta", "round_epsilon", "round_delta")
         params_event = {k: plan[k] for k in keys}
@@ -630,23 +683,52 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """The loop Algorithms 1, 2 and 4 share: test each round's hypothesis, stop at the
         threshold, else down-weight the curator rows it gets right (α/8 MW update)."""
         estimates, best, h, converged = [], (np.inf, None), None, False
+        start = time.perf_counter()
         for t in range(T):
             h, a = round_(t, log_w)
             estimates.append(a)
             if a < best[0]:
                 best = (a, h)
-            self._report(t, T, a, threshold)
             if a <= threshold:
                 converged = True
+            self._report(t, T, a, threshold, start, converged)
+            if converged:
                 break
             log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
-        chosen = best[1] if self.agnostic else h
+        chosen, estimate = (best[1], best[0]) if self.agnostic else (h, estimates[-1])
+        self._warn_if_no_better_than_constant(estimate, plan.get("test_std", 0.0))
         return self._set_result(chosen, estimates, converged, plan)
 
-    def _report(self, t, T, a, threshold):
-        if self.verbose and (t % max(1, 100 // int(self.verbose)) == 0):
+    def _warn_if_no_better_than_constant(self, estimate, test_std):
+        """Warn when the chosen hypothesis's (DP) error estimate does not beat a coin.
+
+        The best constant classifier errs at most 1/2 on any population; a hypothesis whose
+        estimated target error is not two standard errors below 1/2 may be worse. The
+        estimates are released outputs (``target_error_estimates_``), so this reads nothing
+        private. With ``epsilon=np.inf`` they are the exact local errors.
+        """
+        if estimate + 2.0 * test_std >= 0.5:
+            warnings.warn(
+                f"The chosen hypothesis's estimated target error is {estimate:.3f} "
+                f"(standard error {test_std:.3f}): no better than predicting a constant. "
+                "STR did not find a useful target classifier; more local rows (a sharper "
+                "test), more curator rows or a larger epsilon may help.",
+                UserWarning,
+                stacklevel=4,
+            )
+
+    def _report(self, t, T, a, threshold, start, converged):
+        """Per-round progress, scikit-learn style: every round at verbose >= 2, about ten
+        lines per fit at verbose=1. The estimate printed is a DP output of the round."""
+        if not self.verbose:
+            return
+        every = 1 if self.verbose >= 2 else max(1, T // 10)
+        if converged or t == 0 or (t + 1) % every == 0 or t + 1 == T:
+            elapsed = time.perf_counter() - start
+            left = elapsed / (t + 1) * (T - t - 1)
+            status = "passed: stop" if converged else f"at most {left:.0f} s left"
             print(f"[SubsampleTestReweigh] round {t + 1}/{T}: target error estimate {a:.4f} "
-                  f"(threshold {threshold:.4f})")
+                  f"(threshold {threshold:.4f}), {elapsed:.1f} s, {status}")
 
     # ------------------------------------------------------------------ prediction
 

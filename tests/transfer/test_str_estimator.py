@@ -161,6 +161,7 @@ def test_mw_weights_never_exposed():
 
 def test_auto_subsample_size_is_largest_certified():
     X, y, mask, _, _ = _private_data()
+    X = X[:, :1]  # one feature: 20 certified draws clear the 10*(d+1) floor
     clf = _private(subsample_size=None).fit(X, y, curator_mask=mask)
     m = clf.privacy_params_["subsample_size"]
     n_c = int(mask.sum())
@@ -233,3 +234,63 @@ def test_curator_mask_is_split_per_fold():
     assert len(FIT_LOG) == 3 + 2 * 3 + 1
     for rows, received in FIT_LOG:
         np.testing.assert_array_equal(received, mask[rows])
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def test_too_small_certified_subsample_is_refused_before_charging():
+    X, y, mask, _, _ = _private_data()  # 5 features: 20 certified draws < 10 * 6
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    n_min = str_min_curator_size(EPS, DELTA, T, KAPPA, 60)
+    with pytest.raises(ValueError, match=f"subsample_size=20 .*n = {n_min} curator rows"):
+        _private(subsample_size=None, accountant=acc).fit(X, y, curator_mask=mask)
+    assert acc.events == []
+    # n_min curator rows are enough (the message's number is right).
+    X2, y2, mask2, _, _ = _private_data(n_c=n_min)
+    clf = _private(subsample_size=None).fit(X2, y2, curator_mask=mask2)
+    assert clf.privacy_params_["subsample_size"] >= 60
+
+
+def test_default_rounds_follow_the_local_rows_or_refuse():
+    from skhybrid.mechanisms import GaussianRandomizedResponse
+    from skhybrid.transfer import str_min_local_batch_size
+
+    sigma = GaussianRandomizedResponse(5.0, DELTA).sigma
+    n0 = str_min_local_batch_size(0.2, sigma)
+    X, y, mask, _, _ = shifted_gaussians(6000, 3 * n0 + 7, d=2, seed=1)
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    clf = SubsampleTestReweigh(epsilon=5.0, delta=DELTA, alpha=0.2, accountant=acc,
+                               random_state=0)
+    clf.fit(X, y, curator_mask=mask)
+    plan = clf.privacy_params_
+    assert plan["local_batch_size"] == n0 and plan["max_iter"] == 3  # n_local // N0
+    assert plan["test_std"] <= 0.2 / 2
+    # Too few local rows for one meaningful test: refused, nothing charged.
+    acc2 = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    Xs, ys, ms = X[: 6000 + n0 - 1], y[: 6000 + n0 - 1], mask[: 6000 + n0 - 1]
+    with pytest.raises(ValueError, match=f"needs {n0} local agents"):
+        clf.set_params(accountant=acc2).fit(Xs, ys, curator_mask=ms)
+    assert acc2.events == []
+
+
+def test_small_local_batch_warns_and_useless_result_warns():
+    X, y, mask, _, _ = _private_data()
+    with pytest.warns(UserWarning, match="converged_ means little"):
+        _private(subsample_size=None, local_batch_size=50).fit(X[:, :1], y, curator_mask=mask)
+    # Target labels independent of X: every hypothesis errs about half the time.
+    rng = np.random.default_rng(0)
+    y_noise = y.copy()
+    y_noise[~mask] = rng.choice(np.unique(y), (~mask).sum())  # nothing to learn
+    with pytest.warns(UserWarning, match="no better than predicting a constant"):
+        SubsampleTestReweigh(_svc(), epsilon=np.inf, alpha=0.01, max_iter=3,
+                             random_state=0).fit(X, y_noise, curator_mask=mask)
+
+
+def test_verbose_reports_rounds_estimates_and_time(capsys):
+    X, y, mask, _, _ = shifted_gaussians(300, 200, seed=0)
+    SubsampleTestReweigh(LogisticRegression(), epsilon=np.inf, alpha=0.01, max_iter=30,
+                         verbose=1, random_state=0).fit(X, y, curator_mask=mask)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "round" in ln]
+    assert 3 <= len(lines) <= 12  # about ten lines for 30 rounds
+    assert "target error estimate" in lines[0] and " s" in lines[0]
