@@ -40,9 +40,10 @@ print(f"{n} rows, {public.sum()} public (label 0), {(~public).sum()} private (la
 # The learned polytope
 # --------------------
 # With ``candidates="hull"`` the candidates are intersections of at most ``d`` facets
-# of the convex hull of the public rows (and the whole hull); with the default
+# of the convex hull of the public rows (and the whole hull); with
 # ``candidates="net"`` they are intersections of halfspaces from a fixed net of
-# directions, each cut at an order statistic of the public rows. Both are functions of
+# directions, each cut at an order statistic of the public rows (the default,
+# ``"union"``, selects among both families at once). Both are functions of
 # the public rows only, so Lemma 4.1's privacy proof applies unchanged. The chosen
 # halfspaces (black lines) are a DP output: releasing them is post-processing.
 
