@@ -6,7 +6,7 @@ Importing skhybrid never changes scikit-learn's global configuration.
 """
 
 from .accounting import BudgetExceededError, PrivacyAccountant, PrivacyEvent
-from .exceptions import PrivacyLeakWarning
+from .exceptions import DegenerateModelWarning, PrivacyLeakWarning
 from .learners import DPLogisticRegression
 from .preprocessing import PublicFitTransformer
 
@@ -17,6 +17,7 @@ __all__ = [
     "PrivacyEvent",
     "BudgetExceededError",
     "PrivacyLeakWarning",
+    "DegenerateModelWarning",
     "DPLogisticRegression",
     "PublicFitTransformer",
 ]

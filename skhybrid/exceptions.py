@@ -1,8 +1,15 @@
 """Warnings and errors skhybrid raises (re-exported from :mod:`skhybrid`)."""
 
+import warnings
+
 from .accounting import BudgetExceededError, DetachedLedgerError
 
-__all__ = ["PrivacyLeakWarning", "BudgetExceededError", "DetachedLedgerError"]
+__all__ = [
+    "PrivacyLeakWarning",
+    "DegenerateModelWarning",
+    "BudgetExceededError",
+    "DetachedLedgerError",
+]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -19,3 +26,23 @@ class PrivacyLeakWarning(UserWarning):
         import warnings
         warnings.simplefilter("error", PrivacyLeakWarning)
     """
+
+
+class DegenerateModelWarning(UserWarning):
+    """A fit returned a model that cannot be useful: a constant classifier, no parity found,
+    a threshold at the edge of its domain.
+
+    The warning reads only what the fit released (a DP output, so post-processing) and
+    public quantities; it says what the model does and what usually helps (more rows, a
+    larger epsilon, data of the model's class).
+    """
+
+
+def label_repr(label):
+    """A class label as a user wrote it (``0``, ``'yes'``), not as numpy prints it."""
+    return repr(label.item() if hasattr(label, "item") else label)
+
+
+def warn_degenerate(estimator, what, hint):
+    """Emit a :class:`DegenerateModelWarning` for ``estimator`` (a name) from its fit."""
+    warnings.warn(f"{estimator}: {what}. {hint}", DegenerateModelWarning, stacklevel=3)

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
+from ..exceptions import label_repr, warn_degenerate
 from ..learners._parity import (
     binary_labels,
     parity_event,
@@ -399,10 +400,21 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
         self.threshold_, self.estimated_errors_ = threshold_from_cdf(cdf, b)
+        self._warn_if_constant()
         if self.verbose:
             print(f"[LocalThresholdClassifier] {int(local.sum())} agents, "
                   f"threshold {self.threshold_}")
         return self
+
+    def _warn_if_constant(self):
+        """The released threshold at an end of [0, 2^b] predicts one class everywhere."""
+        if self.threshold_ in (0, 1 << self.threshold_bits):
+            label = self.classes_[1] if self.threshold_ == 0 else self.classes_[0]
+            warn_degenerate(type(self).__name__,
+                            f"the threshold is at the edge of its domain, so it predicts "
+                            f"{label_repr(label)} everywhere",
+                            "The labels may not follow a threshold on this feature, or there "
+                            "are too few agents for this epsilon.")
 
     def _fit_app_a(self, t, bits, name, population):
         """App. A's two-phase protocol on the local agents (:func:`app_a_threshold`)."""
@@ -428,6 +440,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         self.estimated_errors_ = res["estimated_errors"]
         self.boundaries_ = res["boundaries"]
         self.bin_counts_ = res["counts"]
+        self._warn_if_constant()
         if self.verbose:
             print(f"[LocalThresholdClassifier] app-a: {t.shape[0]} agents, lambda="
                   f"{res['lam']:.3g}, threshold {self.threshold_}")
@@ -600,6 +613,11 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
         self.threshold_, _ = threshold_from_cdf(cdf, b)
+        if self.parity_ is None:
+            warn_degenerate(type(self).__name__,
+                            "no parity was found, so its parity label is constant",
+                            "The first label may not be a parity of the binary features, or "
+                            "there are too few curator rows for this epsilon.")
         return self
 
     def predict(self, X):

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_binary_targets
+from ..exceptions import label_repr, warn_degenerate
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ._parity_core import (
@@ -213,6 +214,11 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
                 Xb, bits, self.epsilon, rng, int(self.n_chunks), rate=self.rate,
                 floor=floor)
         self.parity_ = select_candidate(self.chunk_outputs_)
+        if self.parity_ is None:
+            warn_degenerate(type(self).__name__,
+                            f"no parity was found, so it predicts {label_repr(self.classes_[0])} everywhere",
+                            "The labels may not be a parity of the features, or there are "
+                            "too few rows for this epsilon.")
         if self.verbose:
             n_bot = sum(r is None for r in self.chunk_outputs_)
             print(f"[PrivateParityClassifier] {n_bot}/{len(self.chunk_outputs_)} chunks "

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_binary_targets, check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
+from ..exceptions import label_repr, warn_degenerate
 from ..mechanisms import ExponentialMechanism
 from ._candidates import (
     affine_hull,
@@ -347,6 +348,12 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         )
         members = np.asarray(selection.candidate, dtype=np.intp)
         self.empty_hypothesis_ = members.size == 0
+        if self.empty_hypothesis_:
+            warn_degenerate(type(self).__name__,
+                            f"the empty hypothesis was selected, so it predicts "
+                            f"{label_repr(self.private_class_)} (the private class) everywhere",
+                            "Mark the public rows in public_mask; with them, more rows or a "
+                            "larger epsilon usually help.")
         if self.empty_hypothesis_:
             self.halfspaces_ = (np.zeros((1, d)), np.array([-1.0]))
         else:

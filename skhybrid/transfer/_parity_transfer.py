@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
+from ..exceptions import label_repr, warn_degenerate
 from ..learners._parity import binary_labels, check_binary_features, parity_event
 from ..learners._parity_core import (
     _inclusion_rate,
@@ -62,6 +63,8 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         §1.3).
     accountant : PrivacyAccountant or None, default=None
     random_state : int, RandomState, Generator or None, default=None
+    verbose : int, default=0
+        Print the number of candidate parities and the local test's (DP) estimates.
 
     Attributes
     ----------
@@ -135,10 +138,12 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         "floor": [Interval(Real, 0, 1, closed="both")],
         "accountant": [PrivacyAccountant, None],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, epsilon=1.0, *, local_epsilon=None, delta=0.0, n_chunks=None, alpha=0.1,
-                 beta=0.05, rate="tanh", floor=0.5, accountant=None, random_state=None):
+                 beta=0.05, rate="tanh", floor=0.5, accountant=None, random_state=None,
+                 verbose=0):
         self.epsilon = epsilon
         self.local_epsilon = local_epsilon
         self.delta = delta
@@ -149,6 +154,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.floor = floor
         self.accountant = accountant
         self.random_state = random_state
+        self.verbose = verbose
 
     def _events(self, has_local):
         name = type(self).__name__
@@ -223,7 +229,13 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.parity_ = np.zeros(d, dtype=np.uint8)
         self.target_error_estimates_ = np.full(len(cands), np.nan)
         self.validated_ = False
+        self._say(f"{len(outs)} curator chunks gave {len(cands)} distinct candidate parities")
         if len(cands) == 0:
+            warn_degenerate(type(self).__name__,
+                            "the curator's learner found no parity, so it predicts "
+                            f"{label_repr(self.classes_[0])} everywhere",
+                            "The source labels may not be a parity of the features, or there "
+                            "are too few curator rows for this epsilon.")
             return self
         if not has_local:
             self.parity_ = cands[int(np.argmax(counts))].copy()
@@ -243,7 +255,20 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         best = int(np.nanargmin(est))
         self.parity_ = cands[best].copy()
         self.validated_ = bool(est[best] <= self.alpha)
+        self._say(f"local test: estimated target errors {np.round(est, 3).tolist()}; chose "
+                  f"candidate {best} ({'validated' if self.validated_ else 'not validated'} "
+                  f"at alpha={self.alpha})")
+        if not self.validated_:
+            warn_degenerate(type(self).__name__,
+                            f"no candidate passed the local test (the best estimated target "
+                            f"error is {est[best]:.3f} > alpha={self.alpha})",
+                            "The target may not share the source's parity, or the test is too "
+                            "noisy: more local agents or a larger local_epsilon sharpen it.")
         return self
+
+    def _say(self, message):
+        if self.verbose:
+            print(f"[{type(self).__name__}] {message}")
 
     def decision_function(self, X):
         """1 where the chosen parity is 1, −1 elsewhere."""

@@ -1,6 +1,7 @@
 """Noisy projected SGD (Kohen & Sheffet, Appendix A, Algorithm 3) and its RDP accounting."""
 
 import math
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -61,7 +62,7 @@ def clipped_gradients(theta, Xa, ya, lipschitz, loss="hinge"):
 
 
 def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rng,
-                        loss="hinge", learning_rate="hazan"):
+                        loss="hinge", learning_rate="hazan", verbose=0):
     """KS Algorithm 3: R steps of noisy projected SGD on draws from μ; returns h̄.
 
     For r = 1..R: draw (x_r, y_r) ~ μ, v ~ N(0, σ²I), set
@@ -91,6 +92,9 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
     rng : numpy.random.Generator
     loss : {"hinge", "logistic"}
     learning_rate : {"hazan", "paper"}
+    verbose : int, default=0
+        Print progress about ten times (every step's noisy iterate is covered by the
+        accounting, so printing the running average's norm releases nothing new).
 
     Returns
     -------
@@ -125,7 +129,13 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
     total = np.zeros(p)
     r2 = radius * radius
     logistic = loss == "logistic"
+    every = max(1, R // 10) if verbose else R + 1
+    start = time.perf_counter()
     for r in range(R):
+        if r and r % every == 0:
+            elapsed = time.perf_counter() - start
+            print(f"[noisy SGD] step {r}/{R}: |average| {np.linalg.norm(total / r):.4g}, "
+                  f"{elapsed:.1f} s, about {elapsed / r * (R - r):.1f} s left")
         total += theta
         x = Xr[r]
         m = yr[r] * float(x @ theta)
@@ -312,6 +322,9 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
                         "rdp_order": order, "sensitivity": 2.0 * self.lipschitz,
                         "accounting": "rdp-subsampled-gaussian"})]
         self._charge(events)
+        if self.verbose:
+            print(f"[NoisySGDClassifier] {self.n_steps} steps, noise multiplier {z:.4g}, "
+                  f"privacy spent {self.privacy_spent_['central']}")
         rng = self._make_rng()
         self._fit_log_mu(X, y, np.full(n, -math.log(n)), z * self.lipschitz, rng)
         return self
@@ -322,7 +335,8 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         Xa = _augment(X, self.fit_intercept, self.intercept_scaling)
         theta = noisy_projected_sgd(Xa, ya, log_mu, n_steps=self.n_steps,
                                     lipschitz=self.lipschitz, radius=self.radius, sigma=sigma,
-                                    rng=rng, loss=self.loss, learning_rate=self.learning_rate)
+                                    rng=rng, loss=self.loss, learning_rate=self.learning_rate,
+                                    verbose=self.verbose)
         p = X.shape[1]
         self.coef_ = theta[None, :p].copy()
         self.intercept_ = (np.array([theta[p] * self.intercept_scaling]) if self.fit_intercept
