@@ -18,6 +18,9 @@ def test_demo_prints_every_learner_and_the_accountant():
                  "PrivateParityClassifier", "SelectThenEstimate"):
         assert name in text
     assert "central: spent" in text and "local: spent" in text
+    # Plain language: no paper shorthand, and the two questions a reader asks are answered.
+    assert "App. D" not in text and "section 7" not in text
+    assert "can match or beat its baseline" in text and "not the sum" in text
 
 
 def test_budget_reports_a_ledger(tmp_path):
