@@ -30,6 +30,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from .._threads import single_blas_thread_if_small
 from .._validation import check_binary_targets
 from ._dual_active_set import min_norm_dual_active_set
 
@@ -246,7 +247,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         return w, b
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the hard-margin SVM.
+        """Fit the hard-margin SVM (BLAS on one thread up to 256 features, see
+        :mod:`skhybrid._threads`).
 
         Parameters
         ----------
@@ -265,6 +267,11 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         NotSeparableError
             If the data are not linearly separable.
         """
+        n_columns = np.shape(X)[1] if np.ndim(X) == 2 else 0
+        with single_blas_thread_if_small(n_columns):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
         classes, _ = check_binary_targets(y, type(self).__name__)

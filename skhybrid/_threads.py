@@ -1,0 +1,26 @@
+"""BLAS threads for small dense loops.
+
+A loop of many small dense products (a few hundred columns at most) pays more for
+OpenBLAS's thread hand-off than it gains from a second core, and on a shared machine,
+where the other core is busy, a multi-threaded BLAS call waits for it: the interior-point
+hard-margin solver ran 1.7x slower with the default pool than with one thread with one
+busy process beside it (``benchmarks/bench_threads.py --load 1``). skhybrid never changes
+the process-wide setting; it limits BLAS to one thread only *inside* such loops, through
+threadpoolctl (a scikit-learn dependency).
+"""
+
+from contextlib import nullcontext
+
+from threadpoolctl import threadpool_limits
+
+__all__ = ["single_blas_thread_if_small"]
+
+#: Above this many columns a dense product is large enough to gain from BLAS threads.
+SMALL_DENSE_COLUMNS = 256
+
+
+def single_blas_thread_if_small(n_columns):
+    """Context manager: BLAS on one thread when ``n_columns`` is small, else unchanged."""
+    if n_columns <= SMALL_DENSE_COLUMNS:
+        return threadpool_limits(limits=1, user_api="blas")
+    return nullcontext()
