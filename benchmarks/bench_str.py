@@ -12,11 +12,15 @@ The four exact runs compute the same hypotheses (checked: identical target-error
 estimates); LinearSVC approximates them. ``--skip-naive`` leaves the naive loop out (at the
 paper's size, --n 90000 --d 500 --m1 48022, one LinearSVC fit takes minutes).
 
-    python benchmarks/bench_str.py [--n 20000] [--d 100] [--rounds 8] [--m1 M]
+Contenders run interleaved (rotating order) ``--repeats`` times; the table shows median
+seconds per round. BLAS runs on ``--blas-threads`` threads (default 1, threadpoolctl).
+
+    python benchmarks/bench_str.py [--n 20000] [--d 100] [--rounds 8] [--m1 M] [--repeats 3]
 """
 
 import argparse
 import math
+import statistics
 import time
 import warnings
 
@@ -24,6 +28,7 @@ import numpy as np
 from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
+from threadpoolctl import threadpool_limits
 
 from skhybrid.transfer import HardMarginLinearSVC, SubsampleTestReweigh
 
@@ -52,7 +57,14 @@ def main(argv=None):
                     help="subsample size (default: KS App. C's (d + ln(beta/T))/alpha)")
     ap.add_argument("--skip-naive", action="store_true")
     ap.add_argument("--skip-interior-point", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--blas-threads", type=int, default=1)
     args = ap.parse_args(argv)
+    with threadpool_limits(args.blas_threads, "blas"):
+        _run(args)
+
+
+def _run(args):
     X, y, mask = app_c_data(args.n, 5000, args.d, alpha=args.alpha)
     m1 = args.m1 or int((args.d + math.log(0.05 / args.rounds)) / args.alpha)  # KS App. C
     kw = dict(epsilon=np.inf, alpha=args.alpha, max_iter=args.rounds, subsample_size=m1,
@@ -67,14 +79,19 @@ def main(argv=None):
             runs[f"{solver} {'warm' if warm else 'cold'}"] = SubsampleTestReweigh(
                 HardMarginLinearSVC(solver=solver), warm_start=warm, **kw)
     print(f"App. C: n_curator={args.n}, d={args.d}, k=10, sigma=0.02, "
-          f"alpha={args.alpha}, m1={m1}, rounds={args.rounds}")
-    times, fits = {}, {}
-    for name, est in runs.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            t0 = time.perf_counter()
-            fits[name] = est.fit(X, y, curator_mask=mask)
-            times[name] = (time.perf_counter() - t0) / est.n_iter_
+          f"alpha={args.alpha}, m1={m1}, rounds={args.rounds}; median of {args.repeats} "
+          f"interleaved repeats, BLAS threads {args.blas_threads}")
+    samples, fits = {name: [] for name in runs}, {}
+    names = list(runs)
+    for r in range(args.repeats):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            est = runs[name]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                t0 = time.perf_counter()
+                fits[name] = est.fit(X, y, curator_mask=mask)
+                samples[name].append((time.perf_counter() - t0) / est.n_iter_)
+    times = {name: statistics.median(ts) for name, ts in samples.items()}
     base_name = next(iter(times))
     base = times[base_name]
     print(f"{'learner':<24}{'s/round':>10}{'speed-up':>10}{'rounds':>8}{'last err est':>14}")
