@@ -212,17 +212,20 @@ def demo(seed=0, out=sys.stdout):
             print(f"{name:<24} {data:<34} {eps:>7.3g} {metric:<9} {value:>8} {base:>9} "
                   f"{f'({spent[0]:.3g}, {spent[1]:.2g})':>19}", file=out)
     print("\n" + accountant.report(), file=out)
-    from .accounting._accountant import _best
+    from .accounting._accountant import best_view
 
-    view, (spent, _) = _best(accountant.views("central"))
+    view, (spent, _) = best_view(accountant.views("central"))
     print("\n" + _OUTRO.format(view=view, total=central_sum, spent=spent), file=out)
 
 
 def budget(ledger, out=sys.stdout):
-    """Print the report of a SQLite ledger written by ``PrivacyAccountant(ledger=...)``."""
+    """Print the report of a SQLite ledger written by ``PrivacyAccountant(ledger=...)``.
+
+    Raises ``ValueError`` for a path with no ledger (nothing is created).
+    """
     from .accounting import PrivacyAccountant
 
-    print(PrivacyAccountant(ledger=ledger).report(), file=out)
+    print(PrivacyAccountant.from_ledger(ledger).report(), file=out)
 
 
 def main(argv=None):
@@ -248,7 +251,11 @@ def main(argv=None):
         else:
             experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
     elif args.command == "budget":
-        budget(args.ledger)
+        try:
+            budget(args.ledger)
+        except ValueError as exc:
+            print(f"python -m skhybrid budget: {exc}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -4,6 +4,7 @@ import math
 
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
+from .accounting._accountant import best_view
 
 __all__ = ["PrivateEstimatorMixin", "nonprivate_event"]
 
@@ -56,11 +57,12 @@ class PrivateEstimatorMixin:
         events = [e for e in events if e is not None]
         if self.accountant is not None:
             self.accountant.spend(events, source=source)
+        # The accountant's reporting rule, with the fit's own delta as the target: an
+        # accountant whose delta budget equals this fit's reports the same numbers.
         target = self.delta if 0 < self.delta < 1 else None
         spent = {}
         for population in POPULATIONS:
             mine = [e for e in events if e.population == population]
-            views = compose_events(mine, target)
-            spent[population] = min(views.values())
+            spent[population] = best_view(compose_events(mine, target))[1]
         self.privacy_spent_ = spent
         self.privacy_events_ = events

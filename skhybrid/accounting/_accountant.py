@@ -1,6 +1,7 @@
 """The privacy accountant shared by every skhybrid estimator."""
 
 import math
+import os
 from numbers import Real
 
 import numpy as np
@@ -9,7 +10,7 @@ from . import _composition as comp
 from ._events import POPULATIONS, PrivacyEvent
 from ._ledger import make_ledger
 
-__all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events"]
+__all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events", "best_view"]
 
 # Relative tolerance of the budget check: calibration helpers hit a target ε exactly,
 # up to root-finding error, and must not be refused for the last few ulps.
@@ -106,16 +107,28 @@ def compose_events(events, target_delta=None):
     return views
 
 
-def _best(views, rtol=1e-4):
-    """The view with the smallest ε; among views within ``rtol`` of it, the smallest δ.
+def best_view(views):
+    """The one rule for a reported spend: the view with the smallest ε; among the views
+    within a relative ``REPORT_RTOL`` (1e-4) of it, the one with the smallest δ.
 
-    Every view is a valid guarantee; the tolerance only stops the report from trading a
-    whole δ budget for a negligible saving in ε.
+    Every view is a valid (ε, δ) guarantee at the target δ it was computed for (the
+    accountant's δ budget, or a fit's own ``delta``); the tolerance stops a report from
+    spending a whole δ budget for a negligible saving in ε, and
+    :func:`~skhybrid.accounting.calibrate_pure_epsilon` uses the same tolerance, so a fit
+    calibrated to ε reports ε. ``privacy_spent_``, :meth:`PrivacyAccountant.spent`, the
+    budget check's message, :meth:`PrivacyAccountant.report` and the command-line report
+    all use this rule: the same events at the same target δ give the same numbers.
+
+    Returns
+    -------
+    name : str
+    (epsilon, delta) : tuple of float
     """
     eps_min = min(eps for eps, _ in views.values())
-    close = [k for k in views if views[k][0] <= eps_min * (1 + rtol)]
+    close = [k for k in views if views[k][0] <= eps_min * (1 + comp.REPORT_RTOL)]
     name = min(close, key=lambda k: (views[k][1], views[k][0]))
     return name, views[name]
+
 
 
 def _budget_pair(epsilon, delta, population):
@@ -136,20 +149,25 @@ class PrivacyAccountant:
 
     Parameters
     ----------
-    epsilon : float or dict, default=np.inf
-        Total ε budget, for both populations or as ``{"central": ε_c, "local": ε_l}``.
-    delta : float or dict, default=1.0
-        Total δ budget, likewise. With the default 1.0 (no δ budget) only basic
-        composition is reported, because a tighter view needs a δ to trade against;
-        pass ``slack`` to see tighter views anyway.
+    epsilon : float, dict or None, default=None
+        Total ε budget, for both populations or as ``{"central": ε_c, "local": ε_l}``; a
+        population left out of the dict gets ε = 0 (it may not be spent). ``None``: the
+        budget stored in ``ledger`` when it has one, else no limit (``np.inf``).
+    delta : float, dict or None, default=None
+        Total δ budget, likewise (a population left out gets δ = 0; ``None``: the stored
+        one, else 1.0). With δ = 1 (no δ budget) only basic composition is reported,
+        because a tighter view needs a δ to trade against; pass ``slack`` to see tighter
+        views anyway.
     slack : float or None, default=None
         The extra δ the tighter views may use on top of the events' own δ. ``None`` lets
         them use the whole δ budget.
     ledger : None, str or path-like, default=None
         ``None`` keeps events in memory (one process). A file path keeps them in a SQLite
-        ledger, which every process of a joblib search (``n_jobs > 1``) charges
-        transactionally. An in-memory accountant copied into a worker process refuses to
-        spend rather than lose the charge.
+        ledger, which every process of a joblib search (``n_jobs > 1``) and every thread
+        charges transactionally. The budget is stored in the ledger by the first
+        accountant; another accountant declaring a different budget on the same ledger is
+        refused (``ValueError``). An in-memory accountant copied into a worker process
+        (pickled, or by ``fork``) refuses to spend rather than lose the charge.
 
     Attributes
     ----------
@@ -172,13 +190,26 @@ class PrivacyAccountant:
     (0.5, 0.0)
     """
 
-    def __init__(self, epsilon=np.inf, delta=1.0, *, slack=None, ledger=None):
-        self.budget_epsilon = self._check_budget(epsilon, "epsilon", lo=0, hi=math.inf)
-        self.budget_delta = self._check_budget(delta, "delta", lo=0, hi=1)
+    def __init__(self, epsilon=None, delta=None, *, slack=None, ledger=None):
         if slack is not None and not (isinstance(slack, Real) and 0 < slack < 1):
             raise ValueError(f"slack must be None or a float in (0, 1); got {slack!r}.")
         self.slack = slack
         self._ledger = make_ledger(ledger)
+        stored = self._ledger.budget()
+        if epsilon is None and delta is None and stored is not None:
+            epsilon, delta = _unpack_budget(stored)
+        self.budget_epsilon = self._check_budget(
+            np.inf if epsilon is None else epsilon, "epsilon", lo=0, hi=math.inf)
+        self.budget_delta = self._check_budget(1.0 if delta is None else delta, "delta",
+                                               lo=0, hi=1)
+        self._ledger.bind(self._packed_budget())
+
+    def _packed_budget(self):
+        out = {}
+        for population in POPULATIONS:
+            e, d = self.budget(population)
+            out[f"epsilon_{population}"], out[f"delta_{population}"] = float(e), float(d)
+        return out
 
     @staticmethod
     def _check_budget(value, name, lo, hi):
@@ -186,14 +217,14 @@ class PrivacyAccountant:
         if isinstance(value, dict) and set(value) - set(POPULATIONS):
             raise ValueError(f"{name} budget keys must be among {POPULATIONS}; got {sorted(value)}.")
         for v in values:
-            if not isinstance(v, Real) or math.isnan(v) or not (lo <= v <= hi) or (name == "epsilon" and v <= 0):
+            if not isinstance(v, Real) or math.isnan(v) or not (lo <= v <= hi):
                 raise ValueError(
                     f"The accountant's {name} budget must be a number in "
-                    f"{'(0, inf]' if name == 'epsilon' else '[0, 1]'}; got {v!r}."
+                    f"{'[0, inf]' if name == 'epsilon' else '[0, 1]'}; got {v!r}."
                 )
         if isinstance(value, dict):
-            default = math.inf if name == "epsilon" else 1.0
-            return {p: float(value.get(p, default)) for p in POPULATIONS}
+            # A population the dict leaves out may not be spent at all: failing closed.
+            return {p: float(value.get(p, 0.0)) for p in POPULATIONS}
         return float(value)
 
     # sklearn: every clone of an estimator shares this very accountant.
@@ -230,7 +261,7 @@ class PrivacyAccountant:
 
     def spent(self, population="central"):
         """The tightest valid (ε, δ) spent so far by ``population``."""
-        return _best(self.views(population))[1]
+        return best_view(self.views(population))[1]
 
     def remaining(self, population="central"):
         """Budget minus spend, per coordinate.
@@ -251,8 +282,8 @@ class PrivacyAccountant:
             if any(e <= b_eps * (1 + _RTOL) and d <= b_delta * (1 + _RTOL)
                    for e, d in views.values()):
                 continue
-            name, (eps, delta) = _best(views)
-            prev = _best(compose_events([e for e in current if e.population == population],
+            name, (eps, delta) = best_view(views)
+            prev = best_view(compose_events([e for e in current if e.population == population],
                                         self._target_delta(events, population)))[1]
             raise BudgetExceededError(
                 f"Privacy budget exceeded for the {population!r} population: spending "
@@ -301,6 +332,9 @@ class PrivacyAccountant:
     def report(self):
         """A plain-text table of the events and the spend per population."""
         lines = [f"PrivacyAccountant (ledger: {self.ledger})"]
+        lines.append("budget: " + "; ".join(
+            f"{p} (epsilon={self.budget(p)[0]:.4g}, delta={self.budget(p)[1]:.3g})"
+            for p in POPULATIONS))
         events = self.events
         lines.append(f"{'source':<32} {'mechanism':<24} {'pop':<8} {'count':>6} {'epsilon':>10} {'delta':>10}")
         for e in events:
@@ -312,13 +346,29 @@ class PrivacyAccountant:
             if not any(e.population == population for e in events):
                 continue
             views = self.views(population)
-            name, (eps, delta) = _best(views)
+            name, (eps, delta) = best_view(views)
             b_eps, b_delta = self.budget(population)
             lines.append(
                 f"{population}: spent (epsilon={eps:.4g}, delta={delta:.3g}) by {name} composition "
                 f"of budget (epsilon={b_eps:.4g}, delta={b_delta:.3g})"
             )
         return "\n".join(lines)
+
+    @classmethod
+    def from_ledger(cls, ledger, *, slack=None):
+        """Open an existing durable ledger with the budget stored in it.
+
+        Raises ``ValueError`` if ``ledger`` does not exist (nothing is created) or holds
+        no budget.
+        """
+        if isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
+            raise ValueError(f"No ledger at {os.fspath(ledger)!r}: nothing was created. "
+                             "Check the path.")
+        backend = make_ledger(ledger)
+        if backend.budget() is None:
+            raise ValueError(f"The ledger {backend.describe()} holds no budget; it was not "
+                             "written by a PrivacyAccountant.")
+        return cls(slack=slack, ledger=backend)
 
     def _check_population(self, population):
         if population not in POPULATIONS:
@@ -329,6 +379,12 @@ class PrivacyAccountant:
             f"PrivacyAccountant(epsilon={self.budget_epsilon!r}, delta={self.budget_delta!r}, "
             f"ledger={self.ledger!r})"
         )
+
+
+def _unpack_budget(stored):
+    eps = {p: stored[f"epsilon_{p}"] for p in POPULATIONS}
+    dlt = {p: stored[f"delta_{p}"] for p in POPULATIONS}
+    return eps, dlt
 
 
 def _relabel(event, source):

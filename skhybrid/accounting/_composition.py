@@ -69,6 +69,9 @@ _LOG_FLOOR = -1e4
 # parameter in another (equivalent) floating-point order must still land inside
 # the budget. It costs nothing measurable (1e-9 relative).
 _CALIBRATION_MARGIN = 1e-9
+#: Views within this relative ε of the smallest are reported by their δ (smallest first):
+#: the accountant does not trade a δ budget for a negligible saving in ε.
+REPORT_RTOL = 1e-4
 
 
 # --------------------------------------------------------------------------- validation
@@ -915,7 +918,11 @@ def calibrate_pure_epsilon(epsilon, delta, k, zcdp_factor=0.5):
     if math.isinf(epsilon) or delta == 1.0:
         return np.inf
     best = max(_pure_views(epsilon, delta, k, zcdp_factor).values())
-    return float(max(epsilon / k, best * (1.0 - _CALIBRATION_MARGIN)))
+    if best <= epsilon / k * (1.0 + REPORT_RTOL):
+        # A gain the accountant's report would not show (it prefers δ = 0 within
+        # REPORT_RTOL): keep basic composition, so the fit reports exactly (ε, 0).
+        return float(epsilon / k)
+    return float(best * (1.0 - _CALIBRATION_MARGIN))
 
 
 def calibrate_gaussian_sigma(epsilon, delta, k, sensitivity=1.0):

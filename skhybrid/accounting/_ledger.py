@@ -1,9 +1,25 @@
-"""Where an accountant keeps its events: in memory, or in a SQLite file shared by processes."""
+"""Where an accountant keeps its events: in memory, or in a SQLite file shared by processes.
+
+The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses):
+
+- ``transaction()``: a context manager holding the ledger exclusively while the caller
+  reads the events and appends new ones (the atomic check-and-spend); an exception inside
+  rolls the append back;
+- ``read()`` (inside or outside a transaction) and ``append(events)`` (inside only);
+- ``budget()`` / ``bind(budget)``: the budget stored with the ledger, ``None`` when the
+  ledger has none yet; ``bind`` stores it (first accountant) or checks it (later ones) and
+  raises ``ValueError`` on a mismatch; ``ledger_id`` identifies the ledger;
+- ``describe()``: a short string for reports;
+- pickling: a durable ledger pickles as its location (a worker reopens it); an in-memory
+  ledger pickles *detached* and refuses to record, and so does a copy that a ``fork``
+  carried into another process without pickling (checked against the creating pid).
+"""
 
 import json
 import os
 import sqlite3
 import threading
+import uuid
 from contextlib import contextmanager
 
 from ._events import PrivacyEvent
@@ -12,8 +28,9 @@ __all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "make_ledger"]
 
 
 class DetachedLedgerError(RuntimeError):
-    """An in-memory ledger was copied into another process (or unpickled): charges made
-    there would never reach the original accountant, so it refuses to record them."""
+    """An in-memory ledger was copied into another process (pickled, or carried by a
+    ``fork``): charges made there would never reach the original accountant, so it
+    refuses to record them."""
 
 
 class MemoryLedger:
@@ -21,7 +38,10 @@ class MemoryLedger:
 
     A pickled copy is *detached*: it can still be read, but refuses to record new
     events, because the charge would be lost when the copy dies (e.g. in a joblib
-    worker process). Use :class:`SQLiteLedger` for multi-process work.
+    worker process). So does the copy a ``fork`` (e.g. a ``ProcessPoolExecutor`` with the
+    fork start method) leaves in a child process, which inherits memory without pickling:
+    the ledger remembers the pid that created it. Use :class:`SQLiteLedger` for
+    multi-process work.
     """
 
     durable = False
@@ -29,14 +49,21 @@ class MemoryLedger:
     def __init__(self):
         self._events = []
         self._lock = threading.RLock()
+        self._pid = os.getpid()
         self._detached = False
+        self._budget = None
+        self.ledger_id = uuid.uuid4().hex
 
     def __getstate__(self):
-        return {"events": list(self._events)}
+        return {"events": list(self._events), "budget": self._budget,
+                "ledger_id": self.ledger_id}
 
     def __setstate__(self, state):
         self._events = state["events"]
+        self._budget = state.get("budget")
+        self.ledger_id = state.get("ledger_id", "")
         self._lock = threading.RLock()
+        self._pid = os.getpid()
         self._detached = True
 
     @contextmanager
@@ -49,18 +76,40 @@ class MemoryLedger:
         return list(self._events)
 
     def append(self, events):
-        if self._detached:
+        if self._detached or os.getpid() != self._pid:
+            how = "unpickled" if self._detached else "carried into it by fork"
             raise DetachedLedgerError(
-                "This PrivacyAccountant keeps its ledger in memory and was copied into another "
-                f"process or unpickled (pid {os.getpid()}); a charge recorded here would be lost. "
-                "Create the accountant with a file ledger, e.g. "
+                f"This PrivacyAccountant keeps its ledger in memory and was {how} in another "
+                f"process (pid {os.getpid()}); a charge recorded here would be lost. Create "
+                "the accountant with a file ledger, e.g. "
                 "PrivacyAccountant(..., ledger='budget.sqlite'), so that every process charges "
                 "the same budget, or run the search with n_jobs=1."
             )
         self._events.extend(events)
 
+    def budget(self):
+        return self._budget
+
+    def bind(self, budget):
+        self._budget = _check_same_budget(self._budget, budget, self.describe())
+
     def describe(self):
         return "memory"
+
+
+def _check_same_budget(stored, budget, where):
+    if stored is None or stored == budget:
+        return budget
+    raise ValueError(
+        f"The ledger {where} was created for the budget {_show(stored)}, but this "
+        f"accountant declares {_show(budget)}. One ledger has one budget: open it with "
+        "PrivacyAccountant(ledger=...) and no epsilon/delta to adopt the stored budget, or "
+        "use a new ledger for a new budget."
+    )
+
+
+def _show(budget):
+    return ", ".join(f"{k}={v}" for k, v in sorted(budget.items()))
 
 
 class SQLiteLedger:
@@ -69,24 +118,38 @@ class SQLiteLedger:
     ``BEGIN IMMEDIATE`` takes the database's write lock before the events are read, so
     two processes cannot both pass the budget check on the same remaining budget.
     ``synchronous=FULL`` makes a committed charge survive a crash (``kill -9``) of the
-    process that made it.
+    process that made it. Each thread uses its own connection (SQLite connections are not
+    shared across threads), so threaded searches charge safely. The budget and a ledger id
+    live in a ``meta`` table written by the first accountant.
+
+    SQLite's locking is reliable on a local disk, not on network file systems: for several
+    hosts use a database server (see the docs page on running on a cluster).
     """
 
     durable = True
 
     def __init__(self, path):
         self.path = os.fspath(path)
+        self._local = threading.local()
         with self._connect() as con:
             con.execute(
                 "CREATE TABLE IF NOT EXISTS events ("
                 "id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)"
             )
+            con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            con.execute("INSERT OR IGNORE INTO meta VALUES ('ledger_id', ?)",
+                        (uuid.uuid4().hex,))
+            self.ledger_id = con.execute(
+                "SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()[0]
+        con.close()
 
     def __getstate__(self):
-        return {"path": self.path}
+        return {"path": self.path, "ledger_id": self.ledger_id}
 
     def __setstate__(self, state):
         self.path = state["path"]
+        self.ledger_id = state.get("ledger_id")
+        self._local = threading.local()
 
     def _connect(self):
         con = sqlite3.connect(self.path, timeout=120, isolation_level=None)
@@ -98,7 +161,8 @@ class SQLiteLedger:
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
-            self._con = con
+            self._check_identity(con)
+            self._local.con = con
             try:
                 yield self
             except BaseException:
@@ -107,28 +171,58 @@ class SQLiteLedger:
             else:
                 con.execute("COMMIT")
             finally:
-                self._con = None
+                self._local.con = None
         finally:
             con.close()
 
-    def read(self):
-        con = getattr(self, "_con", None)
-        if con is None:
-            with self._connect() as own:
-                rows = own.execute("SELECT body FROM events ORDER BY id").fetchall()
+    def _check_identity(self, con):
+        """A worker that reopens the path must find the same ledger (not a new file)."""
+        row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        if self.ledger_id is not None and (row is None or row[0] != self.ledger_id):
+            raise RuntimeError(
+                f"The SQLite ledger at {self.path!r} is not the ledger this accountant was "
+                "created with (another file, or it was replaced); refusing to charge. Every "
+                "process must see the same file: use a path on a shared local disk, or a "
+                "database server for several hosts."
+            )
+
+    def _query(self, sql, args=()):
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            return con.execute(sql, args).fetchall()
+        own = self._connect()
+        try:
+            return own.execute(sql, args).fetchall()
+        finally:
             own.close()
-        else:
-            rows = con.execute("SELECT body FROM events ORDER BY id").fetchall()
+
+    def read(self):
+        rows = self._query("SELECT body FROM events ORDER BY id")
         return [PrivacyEvent.from_dict(json.loads(body)) for (body,) in rows]
 
     def append(self, events):
-        con = getattr(self, "_con", None)
+        con = getattr(self._local, "con", None)
         if con is None:
             raise RuntimeError("SQLiteLedger.append must be called inside transaction().")
         con.executemany(
             "INSERT INTO events (body) VALUES (?)",
             [(json.dumps(e.to_dict(), default=float),) for e in events],
         )
+
+    def budget(self):
+        rows = self._query("SELECT value FROM meta WHERE key = 'budget'")
+        return json.loads(rows[0][0]) if rows else None
+
+    def bind(self, budget):
+        with self.transaction():
+            stored = self.budget()
+            _check_same_budget(stored, budget, self.describe())
+            if stored is None:
+                self._local_con().execute("INSERT INTO meta VALUES ('budget', ?)",
+                                          (json.dumps(budget),))
+
+    def _local_con(self):
+        return self._local.con
 
     def describe(self):
         return f"sqlite:{self.path}"

@@ -267,7 +267,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         NotSeparableError
             If the data are not linearly separable.
         """
-        n_columns = np.shape(X)[1] if np.ndim(X) == 2 else 0
+        shape = getattr(X, "shape", ())  # before validation: no numpy call on X
+        n_columns = shape[1] if len(shape) == 2 else 0
         with single_blas_thread_if_small(n_columns):
             return self._fit(X, y, sample_weight)
 

@@ -344,9 +344,12 @@ def test_calibrate_pure_round_trip(eps, delta, k, factor):
     assert eps0 >= eps / k
     composed = comp._compose_pure_views(eps0, k, delta, factor)
     assert min(composed.values()) <= eps + 1e-9
-    assert min(composed.values()) >= eps - 1e-6
     views = comp._pure_views(eps, delta, k, factor)
     binding = max(views, key=views.get)
+    if views[binding] <= eps / k * (1 + comp.REPORT_RTOL):
+        assert eps0 == eps / k  # a gain the report would not show: basic composition
+        return
+    assert min(composed.values()) >= eps - 1e-6
     assert composed[binding] == pytest.approx(eps, abs=1e-6)
     if binding == "optimal":  # the guarantee itself, without a second root-find
         assert comp.optimal_homogeneous_delta(eps0, 0.0, k, eps) <= delta
