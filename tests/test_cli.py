@@ -49,3 +49,14 @@ def test_datasets_mask_conventions():
     assert mask.sum() == 30 and set(np.unique(y)) <= {-1, 1} and Xt.shape == (5, 20)
     X, y, (k, theta) = make_parity_threshold(100, n_parity=4, threshold_bits=5, random_state=0)
     assert ((X[:, :4] @ k + (X[:, -1] >= theta)) % 2 == y).all()
+
+
+def test_budget_refuses_a_missing_ledger_and_shows_the_stored_budget(tmp_path, capsys):
+    missing = tmp_path / "typo.sqlite"
+    assert main(["budget", str(missing)]) == 1
+    assert "No ledger at" in capsys.readouterr().err
+    assert not missing.exists()
+    path = tmp_path / "b.sqlite"
+    PrivacyAccountant(epsilon=3.0, delta=1e-6, ledger=path)
+    assert main(["budget", str(path)]) == 0
+    assert "central (epsilon=3, delta=1e-06)" in capsys.readouterr().out
