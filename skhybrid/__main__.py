@@ -218,14 +218,14 @@ def demo(seed=0, out=sys.stdout):
     print("\n" + _OUTRO.format(view=view, total=central_sum, spent=spent), file=out)
 
 
-def budget(ledger, out=sys.stdout):
+def budget(ledger, out=None):
     """Print the report of a SQLite ledger written by ``PrivacyAccountant(ledger=...)``.
 
     Raises ``ValueError`` for a path with no ledger (nothing is created).
     """
     from .accounting import PrivacyAccountant
 
-    print(PrivacyAccountant.from_ledger(ledger).report(), file=out)
+    print(PrivacyAccountant.from_ledger(ledger).report(), file=out or sys.stdout)
 
 
 def main(argv=None):
