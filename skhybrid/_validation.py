@@ -57,7 +57,7 @@ def check_positive(value, name, allow_inf=False, integer=False):
     return int(value) if integer else float(value)
 
 
-def check_mask(mask, n_samples, name="public_mask"):
+def check_mask(mask, n_samples, name="public_mask", index=None):
     """Validate a row mask and return it as a boolean array of shape (n_samples,).
 
     Parameters
@@ -71,6 +71,12 @@ def check_mask(mask, n_samples, name="public_mask"):
         through unsplit, so the length is checked here.
     name : str
         The parameter's name, used in error messages.
+    index : pandas Index or None
+        The index of X when X is a DataFrame (read before X is converted). A mask that
+        carries an index (a pandas Series) is aligned to it by label, never read by
+        position: it is refused when the two indexes differ as sets (or have duplicate
+        labels), and, when X has no index, unless the mask's index is the default
+        ``RangeIndex`` (0..n-1), the only case where positions and labels agree.
 
     Returns
     -------
@@ -78,7 +84,9 @@ def check_mask(mask, n_samples, name="public_mask"):
     """
     if mask is None:
         return np.zeros(n_samples, dtype=bool)
-    if hasattr(mask, "to_numpy"):  # pandas Series / DataFrame column
+    if hasattr(mask, "index") and hasattr(mask, "to_numpy"):  # pandas Series
+        mask = _align_mask(mask, index, name)
+    elif hasattr(mask, "to_numpy"):
         mask = mask.to_numpy()
     arr = np.asarray(mask)
     if arr.ndim != 1:
@@ -105,6 +113,30 @@ def check_mask(mask, n_samples, name="public_mask"):
     if arr.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in arr):
         return arr.astype(bool)
     raise ValueError(f"{name} must be boolean or 0/1; got dtype {arr.dtype}.")
+
+
+def _align_mask(mask, index, name):
+    """A pandas mask as a numpy array in X's row order (see :func:`check_mask`)."""
+    m_index = mask.index
+    if index is None:
+        default = (type(m_index).__name__ == "RangeIndex" and m_index.start == 0
+                   and m_index.step == 1)
+        if not default:
+            raise ValueError(
+                f"{name} is a pandas Series with its own index, but X has no index to align "
+                f"it to (X is not a DataFrame). Pass X as a DataFrame with the same index, or "
+                f"{name}.to_numpy() if the mask is already in X's row order."
+            )
+        return mask.to_numpy()
+    if not (m_index.is_unique and index.is_unique):
+        raise ValueError(f"{name} and X must have unique index labels to be aligned.")
+    if len(m_index) != len(index) or not m_index.isin(index).all():
+        raise ValueError(
+            f"The index of {name} differs from X's index (as sets of labels), so rows "
+            f"cannot be matched. Pass a mask indexed like X (e.g. {name}.reindex(X.index) "
+            "after checking that no label is missing)."
+        )
+    return mask.reindex(index).to_numpy()
 
 
 def check_binary_targets(y, name, detail=""):

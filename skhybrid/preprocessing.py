@@ -60,8 +60,9 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         ValueError
             If no row is public: there is nothing it may learn from.
         """
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=True)
-        public = check_mask(public_mask, X.shape[0], "public_mask")
+        public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
         if not public.any():
             raise ValueError(
                 "PublicFitTransformer needs public rows: public_mask is None or all False, so "

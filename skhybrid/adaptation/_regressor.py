@@ -293,10 +293,11 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         self : DiscrepancyAdaptationRegressor
         """
         self._check_fit_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
         n_rows, d = X.shape
         explicit = public_mask is not None
-        public = check_mask(public_mask, n_rows, "public_mask")
+        public = check_mask(public_mask, n_rows, "public_mask", index=x_index)
         if explicit:
             check_group_nonempty(public, "public_mask", "public (labelled source) row")
             check_group_nonempty(public, "public_mask", "private (unlabelled target) row",

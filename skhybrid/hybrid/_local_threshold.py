@@ -371,13 +371,14 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         """
         self._validate_params()
         self._check_privacy_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
         self.classes_, bits = binary_labels(y, type(self).__name__)
         _, tf = split_columns(X, self.threshold_feature, check_parity=False)
         t = check_threshold_values(X[:, tf], self.threshold_bits)
         local = np.ones(X.shape[0], dtype=bool)
         if curator_mask is not None:
-            local = ~check_mask(curator_mask, X.shape[0], "curator_mask")
+            local = ~check_mask(curator_mask, X.shape[0], "curator_mask", index=x_index)
             if not local.any():
                 raise ValueError("curator_mask leaves no local agents: at least one row must "
                                  "be False in curator_mask.")
@@ -564,6 +565,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         """
         self._validate_params()
         self._check_privacy_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None, multi_output=True)
         if y.ndim != 2 or y.shape[1] != 2:
             raise ValueError(f"y must have shape (n_samples, 2) (parity label, threshold "
@@ -575,7 +577,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         c0, par_bits = binary_labels(y[:, 0], name + " (parity column y[:, 0])")
         c1, thr_bits = binary_labels(y[:, 1], name + " (threshold column y[:, 1])")
         self.classes_ = [c0, c1]
-        mask = self._check_masks(curator_mask, X.shape[0])
+        mask = self._check_masks(curator_mask, X.shape[0], x_index)
         curator_only = curator_mask is None
         b = self.threshold_bits
 

@@ -213,8 +213,8 @@ class _HybridParams:
         # 1/α blocks (BKNSS Lemma 3.3); the tolerance keeps 1/0.1 at 10.
         return max(1, math.ceil(1.0 / self.alpha - 1e-9))
 
-    def _check_masks(self, curator_mask, n):
-        mask = check_mask(curator_mask, n, "curator_mask")
+    def _check_masks(self, curator_mask, n, index=None):
+        mask = check_mask(curator_mask, n, "curator_mask", index=index)
         if curator_mask is None:
             return np.ones(n, dtype=bool)
         check_group_nonempty(mask, "curator_mask", "curator rows", trusted=True)
@@ -392,11 +392,12 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         """
         self._validate_params()
         self._check_privacy_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
         self.classes_, bits = binary_labels(y, type(self).__name__)
         Xp, tf = split_columns(X, self.threshold_feature)
         t = check_threshold_values(X[:, tf], self.threshold_bits)
-        mask = self._check_masks(curator_mask, X.shape[0])
+        mask = self._check_masks(curator_mask, X.shape[0], x_index)
         curator_only = curator_mask is None
         K = self._n_blocks()
 

@@ -106,6 +106,7 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         """
         self._validate_params()
         self._check_privacy_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X = validate_data(self, X, dtype=None)
         X = np.asarray(X)
         if X.size and not np.isin(X, (-1, 1)).all():
@@ -113,7 +114,7 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
                              "{-1,1}^d); map bits b to 2b-1 first.")
         X = X.astype(np.int64)
         n = X.shape[0]
-        mask = check_mask(curator_mask, n, "curator_mask")
+        mask = check_mask(curator_mask, n, "curator_mask", index=x_index)
         curator_only = curator_mask is None
         if curator_only:
             mask = np.ones(n, dtype=bool)

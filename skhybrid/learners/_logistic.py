@@ -187,9 +187,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self : DPLogisticRegression
         """
         self._check_fit_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
-        public = check_mask(public_mask, X.shape[0], "public_mask")
+        public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
         self.classes_ = self._resolve_classes(y)
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
 

@@ -287,11 +287,12 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         """
         self._validate_params()
         self._check_privacy_params()
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
         n, d = X.shape
         mask_given = public_mask is not None
-        public = check_mask(public_mask, n, "public_mask")
+        public = check_mask(public_mask, n, "public_mask", index=x_index)
         if mask_given:
             check_group_nonempty(public, "public_mask", "public rows")
             check_group_nonempty(public, "public_mask", "private rows", trusted=False)

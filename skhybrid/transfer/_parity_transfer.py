@@ -193,6 +193,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._validate_params()
         self._check_privacy_params()
         # Validate the 0/1 domain before any cast: an int cast would turn 0.5 into 0.
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
         X = check_binary_features(X).astype(np.int64)
         self.classes_, bits = binary_labels(y, type(self).__name__)
@@ -200,7 +201,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)
         else:
-            curator = check_mask(curator_mask, n, "curator_mask")
+            curator = check_mask(curator_mask, n, "curator_mask", index=x_index)
             check_group_nonempty(curator, "curator_mask", "curator rows (source sample)")
             if curator.all() and not self.nonprivate:
                 raise ValueError(

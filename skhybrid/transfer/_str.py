@@ -345,13 +345,14 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         """
         self._validate_params()
         self._check_privacy_params(delta_required=True)
+        x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         self.classes_, _ = check_binary_targets(y, type(self).__name__)
         n = X.shape[0]
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)
         else:
-            curator = check_mask(curator_mask, n, "curator_mask")
+            curator = check_mask(curator_mask, n, "curator_mask", index=x_index)
             check_group_nonempty(curator, "curator_mask", "curator rows (source sample)")
             if not self.nonprivate and curator.all():
                 raise ValueError(
