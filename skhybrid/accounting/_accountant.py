@@ -2,6 +2,7 @@
 
 import math
 import os
+import threading
 from numbers import Real
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from . import _composition as comp
 from ._events import POPULATIONS, PrivacyEvent
 from ._ledger import make_ledger
+from ._tally import Tally
 
 __all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events", "best_view"]
 
@@ -22,26 +24,6 @@ class BudgetExceededError(RuntimeError):
 
     It is raised before the mechanism runs: nothing has been computed on private data.
     """
-
-
-def _expand(events):
-    """Per-use (ε, δ) lists with self-composition counts expanded."""
-    eps, dels = [], []
-    for e in events:
-        eps.extend([e.epsilon] * e.count)
-        dels.extend([e.delta] * e.count)
-    return eps, dels
-
-
-def _rho_of(e):
-    """ρ-zCDP of one use of ``e``, or None when the event has no zCDP view."""
-    if e.rho is not None:
-        return e.rho
-    if e.kind == "gaussian":
-        return e.mu**2 / 2
-    if e.kind == "pure":
-        return comp.pure_to_zcdp(e.epsilon)
-    return None
 
 
 def compose_events(events, target_delta=None):
@@ -67,44 +49,17 @@ def compose_events(events, target_delta=None):
         μ = sqrt(Σ μᵢ²), Dong, Roth & Su 2019 Cor. 2; converted with Balle & Wang 2018
         Thm 8; other events added by basic composition). Views whose δ would exceed
         ``target_delta`` are left out.
+
+    Notes
+    -----
+    The views are computed from running sums (:class:`~skhybrid.accounting._tally.Tally`):
+    O(1) per event whatever its ``count``, and independent of the events' order (the
+    sums are exact, rounded once).
     """
-    if not events:
-        return {"basic": (0.0, 0.0)}
-    if any(e.is_nonprivate for e in events):
-        return {"basic": (math.inf, 0.0)}
-    eps, dels = _expand(events)
-    basic_eps, basic_delta = comp.basic_composition(eps, dels)
-    views = {"basic": (basic_eps, min(1.0, basic_delta))}
-    if target_delta is None or target_delta >= 1:
-        return views
-
-    # Kairouz-Oh-Viswanath closed form, with all the δ headroom given to its slack.
-    prod = float(np.prod(1.0 - np.asarray(dels)))
-    slack = 1.0 - (1.0 - target_delta) / prod if prod > 0 else 0.0
-    if slack > 0:
-        views["kov"] = comp.kov_composition(eps, dels, slack)
-        if len({(e.epsilon, e.delta) for e in events}) == 1:
-            opt = comp.optimal_homogeneous_epsilon(eps[0], dels[0], len(eps), target_delta)
-            if np.isfinite(opt):
-                views["optimal"] = (opt, target_delta)
-
-    # zCDP and exact-Gaussian views: events with that characterisation compose in it (their
-    # calibration δ plays no part), the rest by basic composition, δ budgets added.
-    for name, member, compose in (
-        ("zcdp", lambda e: _rho_of(e) is not None,
-         lambda ev, d: comp.zcdp_epsilon(sum(_rho_of(e) * e.count for e in ev), d)),
-        ("gaussian", lambda e: e.kind == "gaussian",
-         lambda ev, d: comp.gaussian_epsilon(
-             comp.compose_gaussian_mu([e.mu for e in ev for _ in range(e.count)]), d)),
-    ):
-        inside = [e for e in events if member(e)]
-        if not inside:
-            continue
-        rest = [e for e in events if not member(e)]
-        r_eps, r_del = comp.basic_composition(*_expand(rest)) if rest else (0.0, 0.0)
-        if r_del < target_delta:
-            views[name] = (compose(inside, target_delta - r_del) + r_eps, target_delta)
-    return views
+    tally = Tally()
+    for e in events:
+        tally.add(e)
+    return tally.views(target_delta)
 
 
 def best_view(views):
@@ -203,6 +158,33 @@ class PrivacyAccountant:
         self.budget_delta = self._check_budget(1.0 if delta is None else delta, "delta",
                                                lo=0, hi=1)
         self._ledger.bind(self._packed_budget())
+        self._reset_cache()
+
+    def _reset_cache(self):
+        # Running composition state of the events read so far (the ledger is append-only,
+        # so only the events past ``_n_seen`` are ever read again).
+        self._cache_lock = threading.RLock()
+        self._n_seen = 0
+        self._tallies = {p: Tally() for p in POPULATIONS}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for key in ("_cache_lock", "_n_seen", "_tallies"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._reset_cache()
+
+    def _refresh(self, ledger):
+        """Fold the events appended since the last read into the running tallies."""
+        with self._cache_lock:
+            new = ledger.read(self._n_seen)
+            for e in new:
+                self._tallies[e.population].add(e)
+            self._n_seen += len(new)
+            return self._tallies
 
     def _packed_budget(self):
         out = {}
@@ -246,18 +228,19 @@ class PrivacyAccountant:
         self._check_population(population)
         return _budget_pair(self.budget_epsilon, self.budget_delta, population)
 
-    def _target_delta(self, events, population):
+    def _target_delta(self, tally, population):
         _, b_delta = self.budget(population)
         if self.slack is not None:
-            _, basic_delta = comp.basic_composition(*_expand(events)) if events else (0, 0)
+            basic_delta = tally.basic()[1]
             return min(b_delta, basic_delta + self.slack) if b_delta < 1 else basic_delta + self.slack
         return b_delta if b_delta < 1 else None
 
     def views(self, population="central"):
         """Every valid composition view of ``population``'s events: ``{name: (ε, δ)}``."""
         self._check_population(population)
-        events = [e for e in self.events if e.population == population]
-        return compose_events(events, self._target_delta(events, population))
+        with self._cache_lock:
+            tally = self._refresh(self._ledger)[population]
+            return tally.views(self._target_delta(tally, population))
 
     def spent(self, population="central"):
         """The tightest valid (ε, δ) spent so far by ``population``."""
@@ -273,18 +256,21 @@ class PrivacyAccountant:
         s_eps, s_delta = self.spent(population)
         return max(0.0, b_eps - s_eps), max(0.0, b_delta - s_delta)
 
-    def _check(self, current, new):
-        """Raise BudgetExceededError unless ``current + new`` fits every touched population."""
+    def _check(self, tallies, new):
+        """Raise BudgetExceededError unless ``tallies + new`` fits every touched population."""
         for population in {e.population for e in new}:
-            events = [e for e in current + new if e.population == population]
-            views = compose_events(events, self._target_delta(events, population))
+            tally = tallies[population].copy()
+            for e in new:
+                if e.population == population:
+                    tally.add(e)
+            target = self._target_delta(tally, population)
+            views = tally.views(target)
             b_eps, b_delta = self.budget(population)
             if any(e <= b_eps * (1 + _RTOL) and d <= b_delta * (1 + _RTOL)
                    for e, d in views.values()):
                 continue
             name, (eps, delta) = best_view(views)
-            prev = best_view(compose_events([e for e in current if e.population == population],
-                                        self._target_delta(events, population)))[1]
+            prev = best_view(tallies[population].views(target))[1]
             raise BudgetExceededError(
                 f"Privacy budget exceeded for the {population!r} population: spending "
                 f"{', '.join(sorted({e.mechanism for e in new if e.population == population}))} "
@@ -297,7 +283,8 @@ class PrivacyAccountant:
     def can_spend(self, events):
         """Whether ``events`` would fit in the remaining budget (nothing is recorded)."""
         try:
-            self._check(self.events, list(events))
+            with self._cache_lock:
+                self._check(self._refresh(self._ledger), list(events))
         except BudgetExceededError:
             return False
         return True
@@ -325,8 +312,9 @@ class PrivacyAccountant:
             events = [_relabel(e, source) for e in events]
         if not events:
             return
-        with self._ledger.transaction() as ledger:
-            self._check(ledger.read(), events)
+        # Lock order: the ledger's transaction, then the cache (every path takes them so).
+        with self._ledger.transaction() as ledger, self._cache_lock:
+            self._check(self._refresh(ledger), events)
             ledger.append(events)
 
     def report(self):

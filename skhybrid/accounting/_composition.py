@@ -53,6 +53,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "kov_composition",
+    "kov_from_sums",
     "optimal_homogeneous_delta",
     "optimal_homogeneous_epsilon",
     "poisson_subsampled_epsilon",
@@ -256,14 +257,23 @@ def kov_composition(epsilons, deltas, slack):
     """
     eps, dels = _check_arrays(epsilons, deltas)
     slack = _check_prob(slack, "slack")
-    with np.errstate(divide="ignore"):
-        log_keep = math.log1p(-slack) + float(np.sum(np.log1p(-dels)))
-    total_delta = float(-math.expm1(log_keep))
-    basic = float(np.sum(eps))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return kov_from_sums(float(np.sum(eps)), float(np.sum(eps**2)),
+                             float(np.sum(eps * np.tanh(eps / 2.0))),
+                             float(np.sum(np.log1p(-dels))), slack)
+
+
+def kov_from_sums(sum_eps, sum_sq, drift, log_keep, slack):
+    """:func:`kov_composition` from its sufficient statistics.
+
+    ``sum_eps = Σ ε_l``, ``sum_sq = Σ ε_l²``, ``drift = Σ ε_l tanh(ε_l/2)`` and
+    ``log_keep = Σ ln(1 − δ_l)``: the accountant keeps these as running sums, so a
+    view costs O(1) however long the history (Kairouz, Oh & Viswanath [KOV15]_, Thm 3.5).
+    """
+    total_delta = float(-math.expm1(math.log1p(-slack) + log_keep))
+    basic = float(sum_eps)
     if math.isinf(basic) or slack == 0:
         return basic, total_delta
-    sum_sq = float(np.sum(eps**2))
-    drift = float(np.sum(eps * np.tanh(eps / 2.0)))
     second = drift + math.sqrt(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / slack))
     third = drift + math.sqrt(2.0 * sum_sq * math.log(1.0 / slack))
     return float(min(basic, second, third)), total_delta

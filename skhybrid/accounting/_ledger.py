@@ -5,7 +5,11 @@ The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses)
 - ``transaction()``: a context manager holding the ledger exclusively while the caller
   reads the events and appends new ones (the atomic check-and-spend); an exception inside
   rolls the append back;
-- ``read()`` (inside or outside a transaction) and ``append(events)`` (inside only);
+- ``read(start=0)`` (inside or outside a transaction): the events from position
+  ``start`` on, oldest first. The ledger is append-only and positions are stable (a
+  rolled-back append leaves no trace), so the accountant reads only the events it has
+  not seen and keeps running composition sums (O(1) per event, however long the
+  history); ``append(events)`` (inside a transaction only);
 - ``budget()`` / ``bind(budget)``: the budget stored with the ledger, ``None`` when the
   ledger has none yet; ``bind`` stores it (first accountant) or checks it (later ones) and
   raises ``ValueError`` on a mismatch; ``ledger_id`` identifies the ledger;
@@ -72,8 +76,8 @@ class MemoryLedger:
         with self._lock:
             yield self
 
-    def read(self):
-        return list(self._events)
+    def read(self, start=0):
+        return self._events[start:]
 
     def append(self, events):
         if self._detached or os.getpid() != self._pid:
@@ -196,8 +200,9 @@ class SQLiteLedger:
         finally:
             own.close()
 
-    def read(self):
-        rows = self._query("SELECT body FROM events ORDER BY id")
+    def read(self, start=0):
+        rows = self._query("SELECT body FROM events ORDER BY id LIMIT -1 OFFSET ?",
+                           (int(start),))
         return [PrivacyEvent.from_dict(json.loads(body)) for (body,) in rows]
 
     def append(self, events):
