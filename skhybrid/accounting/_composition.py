@@ -303,14 +303,61 @@ def _log_delta_opt(epsilon, k, eps_g):
     j0 = max(0, math.ceil((eps_g + k * epsilon) / (2.0 * epsilon)))
     if j0 > k:
         return -np.inf
+    if k > _WINDOW_MIN_K:
+        window = _log_delta_opt_window(epsilon, k, eps_g, j0)
+        if window is not None:
+            return window
     j = np.arange(j0, k + 1, dtype=float)
-    log_pmf = _log_binom(k)[j0:] + j * epsilon - k * np.logaddexp(0.0, epsilon)
+    # (The same elementwise values as the cached table; a huge k is not tabulated whole.)
+    log_binom = (_log_binom(k)[j0:] if k <= _WINDOW_MIN_K
+                 else gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0))
+    log_pmf = log_binom + j * epsilon - k * np.logaddexp(0.0, epsilon)
+    return _log_sum_terms(log_pmf, j, epsilon, k, eps_g)
+
+
+def _log_sum_terms(log_pmf, j, epsilon, k, eps_g, fast=False):
     # Rounding can put the boundary term slightly on the wrong side; dropping a
     # term whose true value is <= 0 can only increase δ (conservative).
     x = np.minimum(eps_g - (2.0 * j - k) * epsilon, 0.0)
     with np.errstate(divide="ignore"):
         log_terms = log_pmf + np.log(-np.expm1(x))
+    if fast:  # the same log-sum-exp without scipy's per-call overhead
+        top = float(np.max(log_terms))
+        if not math.isfinite(top):
+            return top
+        return top + math.log(float(np.sum(np.exp(log_terms - top))))
     return float(logsumexp(log_terms))
+
+
+#: Above this many uses the binomial sum is taken over a window around its mass.
+_WINDOW_MIN_K = 5000
+
+
+def _log_delta_opt_window(epsilon, k, eps_g, j0):
+    """The sum of :func:`_log_delta_opt` over ``j`` within 45 standard deviations of the
+    binomial's mode (or of ``j0`` when it lies beyond): O(sqrt k) instead of O(k).
+
+    The binomial pmf is log-concave, so every dropped term is at most the pmf at the
+    window's edge on its side; the window is used only when (k + 1) times that edge is
+    below ``e^-800`` of the largest kept term, i.e. when the dropped terms are zero in
+    floating point anyway (``exp`` underflows at -745). Otherwise ``None``: sum them all.
+    """
+    log_p = epsilon - np.logaddexp(0.0, epsilon)
+    p = math.exp(log_p)
+    half = int(math.ceil(45.0 * math.sqrt(k * p * (1.0 - p)))) + 2
+    mode = int(math.floor((k + 1) * p))
+    lo = max(j0, mode - half)
+    hi = min(k, max(lo, mode) + half)
+    if hi - lo + 1 >= (k - j0 + 1) // 2:
+        return None
+    j = np.arange(lo, hi + 1, dtype=float)
+    log_pmf = (gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0)
+               + j * epsilon - k * np.logaddexp(0.0, epsilon))
+    total = _log_sum_terms(log_pmf, j, epsilon, k, eps_g, fast=True)
+    edges = ([log_pmf[0]] if lo > j0 else []) + ([log_pmf[-1]] if hi < k else [])
+    if max(edges) + math.log(k + 1.0) > total - 800.0:
+        return None
+    return total
 
 
 def _log_total_delta(log_delta_opt, base):

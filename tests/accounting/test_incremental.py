@@ -145,3 +145,11 @@ def test_a_large_count_event_matches_the_expanded_one():
     big = compose_events([PrivacyEvent("laplace", "pure", 1e-3, count=10**6)], 1e-5)
     assert big["basic"][0] == pytest.approx(1000.0)
     assert big["optimal"][0] < big["kov"][0] <= big["basic"][0]
+
+
+@pytest.mark.parametrize("epsilon, delta, k", [(1e-3, 0.0, 200_000), (0.01, 1e-12, 60_000),
+                                                (2.0, 0.0, 20_000), (0.05, 0.0, 6_000)])
+def test_windowed_optimal_composition_equals_the_full_sum(monkeypatch, epsilon, delta, k):
+    windowed = comp.optimal_homogeneous_epsilon(epsilon, delta, k, 1e-5)
+    monkeypatch.setattr(comp, "_WINDOW_MIN_K", 10**12)
+    assert windowed == comp.optimal_homogeneous_epsilon(epsilon, delta, k, 1e-5)
