@@ -125,12 +125,12 @@ class LaplaceTreeCDF:
     def fit(self, values, rng):
         values = np.asarray(values, dtype=np.int64)
         self.n_ = values.size
-        scale = self.mechanism().scale
-        self.counts_ = []
-        for level in range(1, self.levels + 1):
-            exact = np.bincount(values >> (self.bits - level), minlength=1 << level)
-            noise = _noise.laplace(rng, scale, exact.shape, tag="laplace_tree_cdf")
-            self.counts_.append(exact + noise)
+        exact = [np.bincount(values >> (self.bits - level), minlength=1 << level)
+                 for level in range(1, self.levels + 1)]
+        # One release of the whole histogram (l1 sensitivity 2L), integer counts on the
+        # exact lattice of the Laplace mechanism: no low bits to leak.
+        noisy = self.mechanism()(np.concatenate(exact), rng)
+        self.counts_ = np.split(noisy, np.cumsum([c.size for c in exact])[:-1])
         return self
 
     def cdf(self, w):

@@ -38,7 +38,7 @@ from ..accounting import calibrate_pure_epsilon
 from ..learners._parity import resolve_floor, select_candidate
 from ..learners._parity_core import boosted_private_parity
 from ..mechanisms import _noise
-from ..mechanisms.laplace import LaplaceMechanism
+from ..mechanisms.laplace import LaplaceMechanism, laplace_lattice
 from ..mechanisms.local.frequency_oracle import HadamardResponse
 from ..mechanisms.randomized_response import RandomizedResponse
 
@@ -447,9 +447,12 @@ def hypothesis_testing(a, m, n, epsilon, rng, n_trials=2000):
     def draw(j, size):
         return (rng.random(size) < (1 + (2 * j - 1) * a) / 2).astype(np.int8)
 
+    g, t, _ = laplace_lattice(1.0, epsilon, 1, integer=True)  # one count per trial
+
     def curator_stat(j):
         counts = draw(j, (n_trials, m)).sum(axis=1)
-        return (counts + _noise.laplace(rng, lap.scale, n_trials, tag="hypothesis:curator")) / m - 0.5
+        noise = g * _noise.discrete_laplace(rng, t, n_trials, unit=g, tag="hypothesis:curator")
+        return (counts + noise) / m - 0.5
 
     def local_stat(j):
         return rr.debias(rr(draw(j, (n_trials, n)), rng), axis=1) - 0.5

@@ -64,11 +64,10 @@ def _scaled_noise(factor):
 
 
 class _ShrunkLaplace(LaplaceMechanism):
-    """Mutant: draws Laplace(Δ/(1.25ε)) while declaring ε."""
+    """Mutant: lattice noise calibrated for 1.25ε while declaring ε."""
 
-    @property
-    def scale(self):
-        return super().scale / SHRINK
+    def __call__(self, value, rng):
+        return LaplaceMechanism(SHRINK * self.epsilon, self.sensitivity)(value, rng)
 
 
 def _laplace_audit(mech, seed):

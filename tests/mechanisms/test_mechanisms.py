@@ -202,6 +202,11 @@ def test_record_noise_per_mechanism():
         rr(np.zeros(6, dtype=int), rng)
         grr(np.ones(5, dtype=int), rng)
     got = [(d.kind, d.scale, d.count, d.tag) for d in draws]
+    # Laplace noise is exact lattice noise whose scale is the nominal 4.0 within 0.2 %.
+    assert [(k, c, t) for k, _, c, t in got[:2]] == [("discrete_laplace", 12, "laplace"),
+                                                      ("discrete_laplace", 1, "laplace")]
+    assert all(4.0 <= d.scale <= 4.0 * 1.002 for d in draws[:2])
+    got[:2] = [("laplace", 4.0, 12, "laplace"), ("laplace", 4.0, 1, "laplace")]
     expected = [
         ("laplace", 4.0, 12, "laplace"),
         ("laplace", 4.0, 1, "laplace"),
@@ -224,7 +229,7 @@ def test_record_noise_nesting_and_exit():
         with record_noise() as inner:
             gaussian_mechanism(0.0, sensitivity=1.0, epsilon=1.0, delta=1e-5, rng=rng)
     laplace_mechanism(0.0, sensitivity=1.0, epsilon=1.0, rng=rng)  # not recorded
-    assert [d.kind for d in outer] == ["laplace", "gaussian"]
+    assert [d.kind for d in outer] == ["discrete_laplace", "gaussian"]
     assert [d.kind for d in inner] == ["gaussian"]
 
 
@@ -234,7 +239,8 @@ def test_noise_scale_matches_declared_event():
     with record_noise() as draws:
         lap(np.zeros(2), _rng())
         gauss(np.zeros(2), _rng())
-    assert lap.event().epsilon == pytest.approx(3.0 / draws[0].scale)
+    # The lattice noise is never smaller than the event claims, and at most 0.2 % larger.
+    assert 3.0 / draws[0].scale <= lap.event().epsilon <= 1.002 * 3.0 / draws[0].scale
     assert gauss.event().mu == pytest.approx(3.0 / draws[1].scale)
 
 
