@@ -418,19 +418,32 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     def ok(m):
         return subsampled_gaussian_epsilon(eta, m, steps, delta, orders)[0] <= epsilon
 
-    if ok(_MU_HI):
-        return np.inf
     if eta == 0.0:
         return np.inf
-    if not ok(_MU_LO):
-        raise _infeasible(epsilon, delta, eta, steps)
     a = np.array(orders)
     conv = _conversion(a, delta)
+
+    def clearly(m, feasible):
+        # The screening decides the two ends when it is far from ε (by 100x its margin);
+        # otherwise the full-precision computation does.
+        rdp = steps * _coarse_rdp(a, eta, m)
+        eps, margin = rdp + conv, 100 * _COARSE_RTOL * rdp
+        if feasible:
+            return np.any(eps + margin < epsilon) or ok(m)
+        return np.all(eps - margin > epsilon) or not ok(m)
+
+    if not clearly(_MU_HI, feasible=False):
+        return np.inf
+    if not clearly(_MU_LO, feasible=True):
+        raise _infeasible(epsilon, delta, eta, steps)
     window = [0, len(a)]  # the orders screened: around the last minimiser
+    seen = {}
 
     def coarse_gap(t):
         # Screening only: a window of orders around the last minimiser, widened to all
         # orders whenever the minimiser sits on its edge.
+        if t in seen:
+            return seen[t]
         lo, hi = window
         eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t)) + conv[lo:hi]
         j = int(np.argmin(eps))
@@ -439,22 +452,20 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             eps = steps * _coarse_rdp(a, eta, math.exp(t)) + conv
             j = int(np.argmin(eps))
         window[:] = [max(0, lo + j - 3), min(len(a), lo + j + 4)]
-        return float(eps[j]) - epsilon
+        seen[t] = float(eps[j]) - epsilon
+        return seen[t]
 
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
-    if coarse_gap(t_lo) >= 0 or coarse_gap(t_hi) <= 0:  # screening unsure: plain bisection
+    # Bracket the screening root from μ = 1 outwards (a factor e^1.5 per step), then Brent
+    # to ~1e-5 (the secant below does the rest on the exact integral).
+    left, right = (0.0, 1.5) if coarse_gap(0.0) <= 0 else (-1.5, 0.0)
+    while coarse_gap(right) <= 0 and right < t_hi:
+        left, right = right, min(right + 1.5, t_hi)
+    while coarse_gap(left) > 0 and left > t_lo:
+        left, right = max(left - 1.5, t_lo), left
+    if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: plain bisection
         return _calibrate_bisection(epsilon, delta, eta, steps, orders)
-    # Bracket the screening root from μ = 1 outwards (a factor e^1.5 per step), then Brent.
-    # (the ends' signs are known, so both walks stop)
-    if coarse_gap(0.0) <= 0:
-        left, right = 0.0, 1.5
-        while coarse_gap(right) <= 0:
-            left, right = right, min(right + 1.5, t_hi)
-    else:
-        left, right = -1.5, 0.0
-        while coarse_gap(left) > 0:
-            left, right = max(left - 1.5, t_lo), left
-    t_hat = brentq(coarse_gap, left, right, xtol=1e-7)
+    t_hat = brentq(coarse_gap, left, right, xtol=1e-5)
     slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
     best = -math.inf
     for j in _candidates(a, eta, math.exp(t_hat), steps, delta):

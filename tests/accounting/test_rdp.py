@@ -148,3 +148,12 @@ def test_fast_calibration_matches_the_bisection(epsilon, delta, eta, steps):
     assert _subsampled_gaussian_epsilon_full(eta, new, steps, delta)[0] == pytest.approx(
         epsilon, rel=1e-9)
     assert calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps) == new  # cached
+
+
+def test_calibration_ends_agree_with_the_bisection():
+    from skhybrid.accounting._rdp import _calibrate_bisection
+
+    for fn in (calibrate_subsampled_gaussian_mu, _calibrate_bisection):
+        with pytest.raises(ValueError, match="no noise level"):
+            fn(1e-4, 1e-6, 0.01, 100)
+    assert calibrate_subsampled_gaussian_mu(1.0, 1e-6, 0.0, 100) == np.inf
