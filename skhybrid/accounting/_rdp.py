@@ -418,8 +418,10 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     def ok(m):
         return subsampled_gaussian_epsilon(eta, m, steps, delta, orders)[0] <= epsilon
 
-    if eta == 0.0:
-        return np.inf
+    if eta == 0.0:  # the steps reveal nothing: any μ, if the conversion allows ε at all
+        if ok(_MU_HI):
+            return np.inf
+        raise _infeasible(epsilon, delta, eta, steps)
     a = np.array(orders)
     conv = _conversion(a, delta)
 
