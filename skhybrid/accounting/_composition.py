@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import gammaln, log_ndtr, logsumexp
+from scipy.special import gammaln, log_ndtr
 
 __all__ = [
     "advanced_composition",
@@ -315,18 +315,17 @@ def _log_delta_opt(epsilon, k, eps_g):
     return _log_sum_terms(log_pmf, j, epsilon, k, eps_g)
 
 
-def _log_sum_terms(log_pmf, j, epsilon, k, eps_g, fast=False):
+def _log_sum_terms(log_pmf, j, epsilon, k, eps_g):
     # Rounding can put the boundary term slightly on the wrong side; dropping a
     # term whose true value is <= 0 can only increase δ (conservative).
     x = np.minimum(eps_g - (2.0 * j - k) * epsilon, 0.0)
     with np.errstate(divide="ignore"):
         log_terms = log_pmf + np.log(-np.expm1(x))
-    if fast:  # the same log-sum-exp without scipy's per-call overhead
-        top = float(np.max(log_terms))
-        if not math.isfinite(top):
-            return top
-        return top + math.log(float(np.sum(np.exp(log_terms - top))))
-    return float(logsumexp(log_terms))
+    # log-sum-exp without scipy's per-call overhead (most sums here are short)
+    top = float(np.max(log_terms))
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(log_terms - top))))
 
 
 #: Above this many uses the binomial sum is taken over a window around its mass.
@@ -353,7 +352,7 @@ def _log_delta_opt_window(epsilon, k, eps_g, j0):
     j = np.arange(lo, hi + 1, dtype=float)
     log_pmf = (gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0)
                + j * epsilon - k * np.logaddexp(0.0, epsilon))
-    total = _log_sum_terms(log_pmf, j, epsilon, k, eps_g, fast=True)
+    total = _log_sum_terms(log_pmf, j, epsilon, k, eps_g)
     edges = ([log_pmf[0]] if lo > j0 else []) + ([log_pmf[-1]] if hi < k else [])
     if max(edges) + math.log(k + 1.0) > total - 800.0:
         return None
@@ -445,6 +444,13 @@ def optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
     delta = _check_prob(delta, "delta")
     k = _check_count(k)
     target_delta = _check_prob(target_delta, "target_delta")
+    return _optimal_homogeneous_epsilon(float(epsilon), float(delta), int(k),
+                                        float(target_delta))
+
+
+@lru_cache(maxsize=4096)
+def _optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
+    # Cached: the accountant's views and the calibrations ask for the same values often.
     if math.isinf(epsilon):
         return np.inf
     if delta == 1.0:
@@ -974,6 +980,12 @@ def calibrate_pure_epsilon(epsilon, delta, k, zcdp_factor=0.5):
         )
     if math.isinf(epsilon) or delta == 1.0:
         return np.inf
+    return _calibrate_pure_cached(float(epsilon), float(delta), int(k), float(zcdp_factor))
+
+
+@lru_cache(maxsize=1024)
+def _calibrate_pure_cached(epsilon, delta, k, zcdp_factor):
+    # Cached: a search or an STR fit calibrates the same (ε, δ, k) many times.
     best = max(_pure_views(epsilon, delta, k, zcdp_factor).values())
     if best <= epsilon / k * (1.0 + REPORT_RTOL):
         # A gain the accountant's report would not show (it prefers δ = 0 within

@@ -19,6 +19,7 @@ Composition itself is :mod:`skhybrid.accounting._composition`; nothing is retype
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -194,6 +195,7 @@ def gaussian_rr_sigma(epsilon, delta):
 # --------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1024)
 def _composed_epsilon(epsilon, delta, k, target_delta, method="optimal"):
     """ε of k adaptive rounds of (ε, δ)-DP at total δ ``target_delta`` (``inf`` if infeasible).
 
@@ -248,6 +250,7 @@ class STRCuratorGuarantee:
     feasible: bool
 
 
+@lru_cache(maxsize=1024)  # pure: a fit's plan asks for the same guarantee repeatedly
 def str_curator_guarantee(
     epsilon,
     delta,
