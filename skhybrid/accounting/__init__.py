@@ -1,6 +1,6 @@
 """Privacy accounting: events, composition, the shared accountant and its ledgers."""
 
-from ._accountant import BudgetExceededError, PrivacyAccountant, compose_events
+from ._accountant import BudgetExceededError, PrivacyAccountant, best_view, compose_events
 from ._composition import (
     calibrate_gaussian_sigma,
     calibrate_laplace_scale,
@@ -16,6 +16,7 @@ __all__ = [
     "DetachedLedgerError",
     "POPULATIONS",
     "compose_events",
+    "best_view",
     "calibrate_pure_epsilon",
     "calibrate_gaussian_sigma",
     "calibrate_laplace_scale",
