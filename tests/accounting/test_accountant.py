@@ -14,6 +14,7 @@ from skhybrid.accounting import (
     BudgetExceededError,
     PrivacyAccountant,
     PrivacyEvent,
+    best_view,
     compose_events,
 )
 from skhybrid.accounting import _composition as comp
@@ -289,3 +290,51 @@ def test_one_rule_for_the_reported_spend():
     # Measured before: privacy_spent_ 0.99999999 vs spent() 1.0000051 for this fit.
     assert clf.privacy_spent_["central"] == acc.spent("central") == (1.0, 0.0)
     assert f"epsilon={acc.spent('central')[0]:.4g}" in acc.report()
+
+
+def _fits():
+    from sklearn.datasets import load_breast_cancer, load_wine
+
+    from skhybrid.transfer import NoisySGDClassifier
+
+    Xw, yw = load_wine(return_X_y=True)
+    Xw = Xw / np.linalg.norm(Xw, axis=1).max()
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    Xb = Xb / np.linalg.norm(Xb, axis=1).max()
+    yield (DPLogisticRegression(epsilon=1.0, delta=1e-5, classes=[0, 1, 2], random_state=0),
+           Xw, yw, 1e-5)
+    yield (DPLogisticRegression(epsilon=0.7, delta=0.5, classes=[0, 1], random_state=0),
+           Xb, yb, 0.5)
+    yield (NoisySGDClassifier(epsilon=1.0, delta=1e-6, n_steps=300, random_state=0),
+           Xb, yb, 1e-6)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_every_view_of_the_spend_agrees(tmp_path, case, capsys):
+    from skhybrid.__main__ import main
+
+    est, X, y, delta = list(_fits())[case]
+    path = tmp_path / f"fit{case}.sqlite"
+    acc = PrivacyAccountant(epsilon=5.0, delta=delta, ledger=path)
+    est.set_params(accountant=acc).fit(X, y)
+    spent = acc.spent("central")
+    # privacy_spent_, spent(), and the events composed at the budget's δ by the one rule
+    assert est.privacy_spent_["central"] == spent
+    assert best_view(compose_events(acc.events, delta))[1] == spent
+    assert best_view(compose_events(est.privacy_events_, delta))[1] == spent
+    line = f"central: spent (epsilon={spent[0]:.4g}, delta={spent[1]:.3g})"
+    assert line in acc.report()
+    # ... and the command line, reading the ledger from another accountant.
+    assert main(["budget", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert line in out and "budget: central (epsilon=5," in out  # the stored budget
+    assert spent[0] <= est.epsilon * (1 + 1e-9) and spent[1] <= delta
+
+
+def test_budget_cli_refuses_a_missing_ledger_and_creates_nothing(tmp_path, capsys):
+    from skhybrid.__main__ import main
+
+    path = tmp_path / "typo.sqlite"
+    assert main(["budget", str(path)]) == 1
+    assert "No ledger at" in capsys.readouterr().err
+    assert not path.exists()
