@@ -55,7 +55,8 @@ except ImportError:  # the peer is optional
 
 def clear_caches():
     """Empty every calibration/composition cache (a "cold" first fit)."""
-    for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _composition._log_binom,
+    for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _rdp._rdp_one,
+               _composition._log_binom,
                _composition._calibrate_pure_cached, _composition._optimal_homogeneous_epsilon,
                _privacy.str_curator_guarantee, _privacy._composed_epsilon):
         fn.cache_clear()

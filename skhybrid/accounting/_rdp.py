@@ -166,6 +166,7 @@ def subsampled_gaussian_rdp(alpha, eta, mu):
     return np.array([_rdp_one(float(al), eta, mu) for al in a])
 
 
+@lru_cache(maxsize=4096)  # the calibration's last secant step is its final check's input
 def _rdp_one(al, eta, mu, n_grid=_N_GRID):
     """:func:`subsampled_gaussian_rdp` at one order (``0 < eta``, ``0 < mu``)."""
     log_1m_eta = math.log1p(-eta) if eta < 1.0 else -np.inf
