@@ -32,6 +32,7 @@ class _Sum:
         self.inf = False
 
     def add(self, value, count=1):
+        value = float(value)  # numpy scalars (float32 too) are read as the float they round to
         if math.isinf(value):
             self.inf = True
         elif value:
@@ -49,11 +50,11 @@ class _Sum:
 def rho_of(e):
     """ρ-zCDP of one use of ``e``, or None when the event has no zCDP view."""
     if e.rho is not None:
-        return e.rho
+        return float(e.rho)
     if e.kind == "gaussian":
-        return e.mu**2 / 2
+        return float(e.mu) ** 2 / 2
     if e.kind == "pure":
-        return comp.pure_to_zcdp(e.epsilon)
+        return comp.pure_to_zcdp(float(e.epsilon))
     return None
 
 
@@ -94,31 +95,32 @@ class Tally:
         self.uses += k
         if e.is_nonprivate:
             self.nonprivate = True
-        pair = (e.epsilon, e.delta)
+        epsilon, delta = float(e.epsilon), float(e.delta)
+        pair = (epsilon, delta)
         if self.pair is None and self.homogeneous:
             self.pair = pair
         elif self.pair != pair:
             self.homogeneous, self.pair = False, None
-        self.eps.add(e.epsilon, k)
-        self.delta.add(e.delta, k)
+        self.eps.add(epsilon, k)
+        self.delta.add(delta, k)
         # Σ k·ln(1 − δ) is kept negated (a sum of non-negative terms, +inf at δ = 1).
-        self.log_keep.add(-math.log1p(-e.delta) if e.delta < 1 else math.inf, k)
-        self.eps_sq.add(e.epsilon**2, k)
-        self.drift.add(e.epsilon * math.tanh(e.epsilon / 2.0) if math.isfinite(e.epsilon)
+        self.log_keep.add(-math.log1p(-delta) if delta < 1 else math.inf, k)
+        self.eps_sq.add(epsilon**2, k)
+        self.drift.add(epsilon * math.tanh(epsilon / 2.0) if math.isfinite(epsilon)
                        else math.inf, k)
         rho = rho_of(e)
         if rho is not None:
             self.n_zcdp += 1
             self.rho.add(rho, k)
         else:
-            self.zrest_eps.add(e.epsilon, k)
-            self.zrest_delta.add(e.delta, k)
+            self.zrest_eps.add(epsilon, k)
+            self.zrest_delta.add(delta, k)
         if e.kind == "gaussian":
             self.n_gaussian += 1
-            self.mu_sq.add(e.mu**2, k)
+            self.mu_sq.add(float(e.mu) ** 2, k)
         else:
-            self.grest_eps.add(e.epsilon, k)
-            self.grest_delta.add(e.delta, k)
+            self.grest_eps.add(epsilon, k)
+            self.grest_delta.add(delta, k)
         return self
 
     def basic(self):

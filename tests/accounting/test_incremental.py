@@ -153,3 +153,12 @@ def test_windowed_optimal_composition_equals_the_full_sum(monkeypatch, epsilon, 
     windowed = comp.optimal_homogeneous_epsilon(epsilon, delta, k, 1e-5)
     monkeypatch.setattr(comp, "_WINDOW_MIN_K", 10**12)
     assert windowed == comp.optimal_homogeneous_epsilon(epsilon, delta, k, 1e-5)
+
+
+def test_numpy_scalars_in_events():
+    e32 = [PrivacyEvent("l", "pure", np.float32(0.1), count=np.int64(3)),
+           PrivacyEvent("g", "gaussian", np.float32(0.5), np.float32(1e-6), mu=np.float32(0.3))]
+    e64 = [PrivacyEvent("l", "pure", float(np.float32(0.1)), count=3),
+           PrivacyEvent("g", "gaussian", float(np.float32(0.5)), float(np.float32(1e-6)),
+                        mu=float(np.float32(0.3)))]
+    assert compose_events(e32, 1e-5) == compose_events(e64, 1e-5)
