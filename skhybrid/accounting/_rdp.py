@@ -426,14 +426,14 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     a = np.array(orders)
     conv = _conversion(a, delta)
 
-    def clearly(m, feasible):
-        # The screening decides the two ends when it is far from ε (by 100x its margin);
-        # otherwise the full-precision computation does.
+    def clearly(m, feasible, margin=100):
+        # The screening decides when it is far from ε (by ``margin`` times its error
+        # bound); otherwise the full-precision computation does.
         rdp = steps * _coarse_rdp(a, eta, m)
-        eps, margin = rdp + conv, 100 * _COARSE_RTOL * rdp
+        eps, err = rdp + conv, margin * _COARSE_RTOL * rdp
         if feasible:
-            return np.any(eps + margin < epsilon) or ok(m)
-        return np.all(eps - margin > epsilon) or not ok(m)
+            return bool(np.any(eps + err < epsilon)) or ok(m)
+        return bool(np.all(eps - err > epsilon)) or not ok(m)
 
     if not clearly(_MU_HI, feasible=False):
         return np.inf
@@ -476,9 +476,19 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         if t is not None:
             best = max(best, t)
     mu = math.exp(best) if best > -math.inf else None
-    if mu is None or not ok(mu):  # cannot happen when the screening holds: fail safe
+    # Fail safe (cannot happen when the screening holds): μ must be feasible at full
+    # precision, and the screening must find every order infeasible 5 % above it (μ is
+    # the threshold, not just some feasible value). Otherwise: the plain bisection.
+    if mu is None or not ok(mu) or _screened_feasible(a, conv, eta, mu * math.exp(0.05),
+                                                      steps, epsilon):
         return _calibrate_bisection(epsilon, delta, eta, steps, orders)
     return mu
+
+
+def _screened_feasible(a, conv, eta, mu, steps, epsilon):
+    """Whether the screening quadrature finds some order feasible at ``mu``."""
+    rdp = steps * _coarse_rdp(a, eta, mu)
+    return bool(np.any(rdp + conv + _COARSE_RTOL * rdp < epsilon))
 
 
 def _order_threshold(al, eta, steps, delta, epsilon, t0, t_lo, t_hi, slope, max_iter=30):

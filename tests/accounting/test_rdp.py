@@ -158,3 +158,18 @@ def test_calibration_ends_agree_with_the_bisection():
         with pytest.raises(ValueError, match="no noise level"):
             fn(1e-4, 1e-6, 0.01, 100)
     assert calibrate_subsampled_gaussian_mu(1.0, 1e-6, 0.0, 100) == np.inf
+
+
+def test_a_wrong_screening_falls_back_to_the_bisection(monkeypatch):
+    # Mutation: the screening names only the largest order. The fast path would return
+    # a feasible but far too noisy μ; the threshold check must catch it.
+    from skhybrid.accounting import _rdp
+
+    monkeypatch.setattr(_rdp, "_candidates", lambda a, *args: np.array([len(a) - 1]))
+    _rdp._calibrate_cached.cache_clear()
+    try:
+        got = _rdp.calibrate_subsampled_gaussian_mu(1.0, 1e-6, 1 / 1500, 1500)
+    finally:  # the mutated screening's results must not outlive the test
+        _rdp._calibrate_cached.cache_clear()
+        _rdp._epsilon_cached.cache_clear()
+    assert got == _rdp._calibrate_bisection(1.0, 1e-6, 1 / 1500, 1500)
