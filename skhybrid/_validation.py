@@ -190,7 +190,7 @@ def check_generator(random_state):
     )
 
 
-def resolve_classes(y, classes, *, estimator, trusted=None, binary=False):
+def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin=None):
     """The label set of a classifier, declared or public; encode ``y`` against it.
 
     The label set is a domain: reading it from private labels makes ``classes_``, the shape
@@ -218,6 +218,9 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False):
         Rows whose labels are public (``public_mask``). ``None``: no such rows.
     binary : bool, default=False
         The learner handles exactly two classes.
+    origin : str or None
+        Where a non-``None`` ``classes`` came from, for messages (default: "the declared
+        classes").
 
     Returns
     -------
@@ -263,12 +266,12 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False):
     codes = np.searchsorted(found, y)
     codes = np.minimum(codes, found.size - 1)
     if source != "data" and not np.array_equal(found[codes], y):
-        what = "the declared classes" if source == "classes" else (
+        what = (origin or "the declared classes") if source == "classes" else (
             "the labels of the public rows")
         raise ValueError(
             f"y has a label outside {what}; {estimator} refuses the data set before "
             "anything is charged (its guarantee covers labels in that set). "
-            + ("Fix the labels or the classes parameter." if source == "classes" else
-               "Declare the full label set with classes=[...].")
+            + ("Fix the labels, or declare the label set with classes=[...]."
+               if source == "classes" else "Declare the full label set with classes=[...].")
         )
     return found, codes

@@ -294,6 +294,9 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         Local ε of each agent. ``np.inf``: exact empirical risk minimisation.
     method : {"cdf", "app-a"}, default="cdf"
         The protocol (see above). Both send one ε-LDP report per agent.
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain); ``None`` reads it from ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning`.
     accountant, random_state, verbose
         As everywhere in skhybrid.
 
@@ -338,17 +341,19 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
     def __init__(self, threshold_feature=-1, threshold_bits=8, alpha=0.1, epsilon=1.0, *,
-                 method="cdf", accountant=None, random_state=None, verbose=0):
+                 method="cdf", classes=None, accountant=None, random_state=None, verbose=0):
         self.threshold_feature = threshold_feature
         self.threshold_bits = threshold_bits
         self.alpha = alpha
         self.epsilon = epsilon
         self.method = method
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -373,7 +378,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
-        self.classes_, bits = binary_labels(y, type(self).__name__)
+        self.classes_, bits = binary_labels(y, type(self).__name__, self.classes)
         _, tf = split_columns(X, self.threshold_feature, check_parity=False)
         t = check_threshold_values(X[:, tf], self.threshold_bits)
         local = np.ones(X.shape[0], dtype=bool)
@@ -496,6 +501,9 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         Disjoint chunks of the curator's PPAR (parallel composition).
     rate, floor
         PPAR parameters.
+    classes : pair of array-likes of shape (2,), or None, default=None
+        The label sets of the two columns (public domains); ``None`` reads them from
+        ``y`` with a :class:`~skhybrid.PrivacyLeakWarning`.
     accountant, random_state, verbose
 
     Attributes
@@ -537,8 +545,8 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
     }
 
     def __init__(self, threshold_feature=-1, threshold_bits=8, alpha=0.1, epsilon=1.0, *,
-                 n_chunks=4, rate="tanh", floor=0.5, accountant=None, random_state=None,
-                 verbose=0):
+                 n_chunks=4, rate="tanh", floor=0.5, classes=None, accountant=None,
+                 random_state=None, verbose=0):
         self.threshold_feature = threshold_feature
         self.threshold_bits = threshold_bits
         self.alpha = alpha
@@ -546,6 +554,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         self.n_chunks = n_chunks
         self.rate = rate
         self.floor = floor
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -574,8 +583,9 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         t = check_threshold_values(X[:, tf], self.threshold_bits)
         check_classification_targets(y)
         name = type(self).__name__
-        c0, par_bits = binary_labels(y[:, 0], name + " (parity column y[:, 0])")
-        c1, thr_bits = binary_labels(y[:, 1], name + " (threshold column y[:, 1])")
+        col0, col1 = (None, None) if self.classes is None else self.classes
+        c0, par_bits = binary_labels(y[:, 0], name + " (parity column y[:, 0])", col0)
+        c1, thr_bits = binary_labels(y[:, 1], name + " (threshold column y[:, 1])", col1)
         self.classes_ = [c0, c1]
         mask = self._check_masks(curator_mask, X.shape[0], x_index)
         curator_only = curator_mask is None

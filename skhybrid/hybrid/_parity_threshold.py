@@ -267,6 +267,11 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     floor : float or "min", default="min"
         PPAR ⊥ floor, at least ``(1-p)/(3-p)``; ``"min"`` uses that bound (≈ 1/3 at the
         small per-block ε), which leaves fewer ⊥ blocks than 0.5.
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None`` reads it from ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
+        fit succeeds then depend on private labels. A label outside a declared set is
+        refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
     random_state : int, RandomState, Generator or None, default=None
         A fixed seed reused across CV folds reuses noise (fine for tests only).
@@ -337,13 +342,14 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         "rate": [StrOptions({"tanh", "klnrs"})],
         "floor": [Interval(Real, 0, 1, closed="both"), StrOptions({"min"})],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
     def __init__(self, threshold_feature=-1, threshold_bits=8, alpha=0.1, epsilon=1.0, *,
-                 referee="class", n_boost=2, rate="tanh", floor="min", accountant=None, random_state=None,
-                 verbose=0):
+                 referee="class", n_boost=2, rate="tanh", floor="min", classes=None,
+                 accountant=None, random_state=None, verbose=0):
         self.threshold_feature = threshold_feature
         self.threshold_bits = threshold_bits
         self.alpha = alpha
@@ -352,6 +358,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         self.n_boost = n_boost
         self.rate = rate
         self.floor = floor
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -394,7 +401,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
-        self.classes_, bits = binary_labels(y, type(self).__name__)
+        self.classes_, bits = binary_labels(y, type(self).__name__, self.classes)
         Xp, tf = split_columns(X, self.threshold_feature)
         t = check_threshold_values(X[:, tf], self.threshold_bits)
         mask = self._check_masks(curator_mask, X.shape[0], x_index)

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_mask
+from .._validation import check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ._objective_perturbation import ObjectivePerturbation, clip_rows
 
@@ -63,8 +63,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         With the default, a fit with public rows equals the all-private fit with the same
         noise, and only the charge differs.
     classes : array-like or None, default=None
-        The label set. ``None`` takes the labels found in ``y``; the label *set* is then
-        treated as public (as the number of rows is). Pass it to keep it out of the data.
+        The label set (a public domain). ``None``: the labels of the public rows when they
+        show at least two, else the labels found in ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning` (``classes_``, the number of one-vs-rest
+        problems and the charge would then depend on private labels). A label outside the
+        set is refused before anything is charged, naming no value.
     tol : float, default=1e-10
         Gradient tolerance of L-BFGS. Objective perturbation's guarantee assumes the
         exact minimiser, so keep it tight.
@@ -191,7 +194,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         check_classification_targets(y)
         public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
-        self.classes_ = self._resolve_classes(y)
+        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                           trusted=public)
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
 
         # Everything that sets the noise comes from parameters and the public mask only.
@@ -244,24 +248,6 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             self.intercept_ = np.zeros(theta.shape[0])
         self.n_iter_ = np.asarray(n_iter)
         return self
-
-    def _resolve_classes(self, y):
-        if self.classes is None:
-            classes = np.unique(y)
-        else:
-            classes = np.unique(np.asarray(self.classes))
-            unknown = ~np.isin(y, classes)
-            if unknown.any():
-                raise ValueError(
-                    f"y contains labels outside classes={classes.tolist()}; every label must be "
-                    "one of the declared classes."
-                )
-        if len(classes) < 2:
-            raise ValueError(
-                f"DPLogisticRegression needs samples of at least 2 classes; got {len(classes)} "
-                f"class: {classes.tolist()}."
-            )
-        return classes
 
     def predict_proba(self, X):
         """Class probabilities (sigmoid for binary, normalised one-vs-rest otherwise)."""

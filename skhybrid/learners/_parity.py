@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_binary_targets
+from .._validation import resolve_classes
 from ..exceptions import label_repr, warn_degenerate
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..mechanisms.gf2 import pack_bits, solve_affine
@@ -39,9 +39,14 @@ def check_binary_features(X, name="X"):
     return X.astype(np.uint8)
 
 
-def binary_labels(y, name="PrivateParityClassifier"):
-    """Map two-class labels to 0/1 bits; return ``(classes, bits)`` (``classes[0] ↦ 0``)."""
-    return check_binary_targets(y, name, " (mapped to the bits 0 and 1)")
+def binary_labels(y, name="PrivateParityClassifier", classes=None):
+    """Map two-class labels to 0/1 bits; return ``(classes, bits)`` (``classes[0] ↦ 0``).
+
+    The label set is ``classes`` when declared; otherwise it is read from ``y`` with a
+    :class:`~skhybrid.PrivacyLeakWarning` (:func:`~skhybrid._validation.resolve_classes`).
+    """
+    found, codes = resolve_classes(y, classes, estimator=name, binary=True)
+    return found, codes.astype(np.uint8)
 
 
 def parity_event(epsilon, count=1, rate="tanh", floor=0.5, population="central", source="",
@@ -108,6 +113,11 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
     floor : float or "min", default=0.5
         The ⊥ floor ``q``; must be ``≥ (1-p)/(3-p)``. ``"min"`` uses that bound (≈ 1/3 for
         small ε, fewer ⊥ outputs at the same ε).
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None`` reads it from ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
+        fit succeeds then depend on private labels. A label outside a declared set is
+        refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
         Charged (one central event of ε) before any row is read.
     random_state : int, RandomState, Generator or None, default=None
@@ -160,6 +170,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         "rate": [StrOptions({"tanh", "klnrs"})],
         "floor": [Interval(Real, 0, 1, closed="both"), StrOptions({"min"})],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
@@ -167,12 +178,13 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
     # Pure DP: δ is always 0 (read by PrivateEstimatorMixin; not a parameter).
     delta = 0.0
 
-    def __init__(self, epsilon=1.0, n_chunks=4, *, rate="tanh", floor=0.5, accountant=None,
-                 random_state=None, verbose=0):
+    def __init__(self, epsilon=1.0, n_chunks=4, *, rate="tanh", floor=0.5, classes=None,
+                 accountant=None, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.n_chunks = n_chunks
         self.rate = rate
         self.floor = floor
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -197,7 +209,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
             # Parameter errors before charging: they depend on parameters only.
             floor = resolve_floor(self.epsilon, self.rate, self.floor)
         X, y = validate_data(self, X, y, dtype=None)
-        self.classes_, bits = binary_labels(y, type(self).__name__)
+        self.classes_, bits = binary_labels(y, type(self).__name__, self.classes)
         Xb = check_binary_features(X)
 
         if self.nonprivate:

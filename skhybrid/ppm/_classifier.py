@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_binary_targets, check_group_nonempty, check_mask
+from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant
 from ..exceptions import label_repr, warn_degenerate
 from ..mechanisms import ExponentialMechanism
@@ -102,6 +102,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     private_class : label or None, default=None
         The label whose rows are private. ``None`` means ``classes_[1]`` (sklearn's
         positive class). Never inferred from private rows.
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None``: the public rows' label together with
+        ``private_class`` when it is given (both public facts), else the labels found in
+        ``y``, with a :class:`~skhybrid.PrivacyLeakWarning`. A label outside the set is
+        refused before anything is charged, naming no value.
     candidates : {"union", "exact", "hull", "net"}, default="union"
         The candidate family, always a function of public rows only:
 
@@ -183,8 +188,9 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     of §4): Lemma 4.1 bounds the score change by 1 for *any* replacement of a private
     row, whatever its label, so the guarantee is unchanged, whereas rejecting such
     rows would make the exception itself an output that depends on a private row.
-    Such rows only cost accuracy. The label *set* (``classes_``) is read from ``y`` and
-    treated as public, as the number of rows is (in the model, both labels are known).
+    Such rows only cost accuracy. The label *set* (``classes_``) is declared
+    (``classes``), or follows from the public rows and ``private_class``; only when
+    neither gives it is it read from ``y``, with a warning.
 
     *Privacy (Lemma 4.1).* The candidate class, ``Aff`` and the membership slack are
     functions of public rows, the mask and the parameters; the score ``-errors`` has
@@ -232,6 +238,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "private_class": "no_validation",
+        "classes": ["array-like", None],
         "candidates": [StrOptions({"union", "exact", "hull", "net"})],
         "max_candidates": [Interval(Integral, 1, None, closed="left")],
         "n_directions": [Interval(Integral, 1, None, closed="left"), None],
@@ -246,6 +253,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         epsilon=1.0,
         *,
         private_class=None,
+        classes=None,
         candidates="union",
         max_candidates=10**8,
         n_directions=None,
@@ -256,6 +264,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     ):
         self.epsilon = epsilon
         self.private_class = private_class
+        self.classes = classes
         self.candidates = candidates
         self.max_candidates = max_candidates
         self.n_directions = n_directions
@@ -296,15 +305,18 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         if mask_given:
             check_group_nonempty(public, "public_mask", "public rows")
             check_group_nonempty(public, "public_mask", "private rows", trusted=False)
-        self.classes_, _ = check_binary_targets(
-            y, type(self).__name__, " (the private and the public class)")
+        label_set = self._label_set(y, public)
+        origin = None if self.classes is not None else (
+            f"the public rows' label and private_class={self.private_class!r}")
+        self.classes_, _ = resolve_classes(y, label_set, estimator=type(self).__name__,
+                                           binary=True, origin=origin)
         if self.private_class is None:
             self.private_class_ = self.classes_[1]
         elif self.private_class in self.classes_.tolist():
             self.private_class_ = self.classes_[self.classes_.tolist().index(self.private_class)]
         else:
             raise ValueError(
-                f"private_class={self.private_class!r} is not one of the classes in y "
+                f"private_class={self.private_class!r} is not one of the classes "
                 f"({self.classes_.tolist()}); pass one of them or None for classes_[1]."
             )
         is_private_class = y == self.private_class_
@@ -367,6 +379,24 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
                 f"({members.size} halfspaces)"
             )
         return self
+
+    def _label_set(self, y, public):
+        """The label set without reading a private label, when parameters allow it.
+
+        ``classes`` when declared. Otherwise, in the label-determined model, the public rows
+        show the public class and ``private_class`` names the other: together they are
+        the label set, a public fact. Failing both, ``None`` (read from ``y`` with a
+        PrivacyLeakWarning).
+        """
+        if self.classes is not None:
+            return self.classes
+        public_labels = np.unique(y[public]) if public.any() else np.array([])
+        if self.private_class is not None and public_labels.size == 1:
+            if public_labels[0] != self.private_class:
+                return np.array([public_labels[0], self.private_class], dtype=y.dtype)
+        if public_labels.size == 2:
+            return public_labels
+        return None
 
     def _build_family(self, X_cand, d):
         """Stacked halfspaces ``(W, B)``, intersection size ``k``, ``Aff`` halfspaces, the

@@ -61,6 +61,11 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     floor : float, default=0.5
         Probability of ⊥ per chunk regardless of the data (needed for DP; BUILDING_BLOCKS
         §1.3).
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None`` reads it from ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
+        fit succeeds then depend on private labels. A label outside a declared set is
+        refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
@@ -137,12 +142,13 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         "rate": [StrOptions({"tanh", "klnrs"})],
         "floor": [Interval(Real, 0, 1, closed="both")],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
     def __init__(self, epsilon=1.0, *, local_epsilon=None, delta=0.0, n_chunks=None, alpha=0.1,
-                 beta=0.05, rate="tanh", floor=0.5, accountant=None, random_state=None,
+                 beta=0.05, rate="tanh", floor=0.5, classes=None, accountant=None, random_state=None,
                  verbose=0):
         self.epsilon = epsilon
         self.local_epsilon = local_epsilon
@@ -152,6 +158,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.beta = beta
         self.rate = rate
         self.floor = floor
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -196,7 +203,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
         X = check_binary_features(X).astype(np.int64)
-        self.classes_, bits = binary_labels(y, type(self).__name__)
+        self.classes_, bits = binary_labels(y, type(self).__name__, self.classes)
         n, d = X.shape
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_binary_targets
+from .._validation import resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..accounting._rdp import calibrate_subsampled_gaussian_mu, subsampled_gaussian_epsilon
 from ..mechanisms import _noise
@@ -199,6 +199,11 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         (``noise_multiplier = sqrt(20)``).
     learning_rate : {"hazan", "paper"}, default="hazan"
         See :func:`noisy_projected_sgd`.
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None`` reads it from ``y`` with a
+        :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
+        fit succeeds then depend on private labels. A label outside a declared set is
+        refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
@@ -254,13 +259,14 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
         "learning_rate": [StrOptions({"hazan", "paper"})],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-6, *, n_steps=2000, loss="hinge", lipschitz=1.0,
                  radius=10.0, fit_intercept=True, intercept_scaling=1.0, noise_multiplier=None,
-                 learning_rate="hazan", accountant=None, random_state=None, verbose=0):
+                 learning_rate="hazan", classes=None, accountant=None, random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.n_steps = n_steps
@@ -271,6 +277,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         self.intercept_scaling = intercept_scaling
         self.noise_multiplier = noise_multiplier
         self.learning_rate = learning_rate
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -303,7 +310,8 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         self._validate_params()
         self._check_privacy_params(delta_required=True)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, _ = check_binary_targets(y, type(self).__name__)
+        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                          binary=True)
         n = X.shape[0]
         if self.nonprivate:
             z, events = 0.0, [nonprivate_event(source=type(self).__name__)]

@@ -13,7 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_binary_targets, check_group_nonempty, check_mask
+from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
@@ -167,6 +167,10 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         the previous hypothesis. For an exact solver (a unique optimum) this changes only
         the running time, not the hypotheses; for an iterative solver stopped at a
         tolerance it can change them within that tolerance.
+    classes : array-like of shape (2,) or None, default=None
+        The label set (a public domain). ``None`` reads it from ``y`` -- curator rows and
+        agents' labels alike, all private -- with a :class:`~skhybrid.PrivacyLeakWarning`.
+        A label outside a declared set is refused before anything is charged.
     accountant : PrivacyAccountant or None, default=None
         Charged before any private row is read.
     random_state : int, RandomState, Generator or None, default=None
@@ -276,6 +280,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         "reweighting": [StrOptions({"subsample", "sample_weight"})],
         "warm_start": ["boolean"],
         "accountant": [PrivacyAccountant, None],
+        "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
@@ -300,6 +305,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         tau=None,
         reweighting="subsample",
         warm_start=False,
+        classes=None,
         accountant=None,
         random_state=None,
         verbose=0,
@@ -321,6 +327,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self.tau = tau
         self.reweighting = reweighting
         self.warm_start = warm_start
+        self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
@@ -347,7 +354,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._check_privacy_params(delta_required=True)
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        self.classes_, _ = check_binary_targets(y, type(self).__name__)
+        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                          binary=True)
         n = X.shape[0]
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)

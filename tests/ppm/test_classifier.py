@@ -387,7 +387,7 @@ def test_cross_validate_and_grid_search_route_the_mask():
     _LOG.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no routing warning
-        gs = GridSearchCV(_RecordingPPM(np.inf), {"candidates": ["hull", "net"]},
+        gs = GridSearchCV(_RecordingPPM(np.inf, classes=[0, 1]), {"candidates": ["hull", "net"]},
                           cv=KFold(3, shuffle=True, random_state=1))
         gs.fit(X, y, public_mask=mask)
     _check_log(mask, 2 * 3 + 1)
