@@ -78,7 +78,7 @@ baseline_accountant = PrivacyAccountant()
 
 
 def every_row_private(epsilon, seed, acc=accountant):
-    clf = DPLogisticRegression(epsilon=epsilon, data_norm=1000.0, accountant=acc,
+    clf = DPLogisticRegression(epsilon=epsilon, data_norm=1000.0, classes=[0, 1], accountant=acc,
                                random_state=seed)
     return clf.fit(X_train, y_train)
 
@@ -86,7 +86,7 @@ def every_row_private(epsilon, seed, acc=accountant):
 def with_public_rows(epsilon, seed, acc=accountant):
     pipe = Pipeline([
         ("scale", PublicFitTransformer(StandardScaler())),
-        ("clf", DPLogisticRegression(epsilon=epsilon, data_norm=3.0, accountant=acc,
+        ("clf", DPLogisticRegression(epsilon=epsilon, data_norm=3.0, classes=[0, 1], accountant=acc,
                                      random_state=seed)),
     ])
     return pipe.fit(X_train, y_train, scale__public_mask=public, clf__public_mask=public)
@@ -147,8 +147,10 @@ plt.show()
 scaled = PublicFitTransformer(StandardScaler()).fit(X_train, public_mask=public)
 Z_train = scaled.transform(X_train)
 free = PrivacyAccountant()
-a = DPLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=0, accountant=free)
-b = DPLogisticRegression(epsilon=1.0, data_norm=3.0, random_state=0, accountant=free)
+a = DPLogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], random_state=0,
+                         accountant=free)
+b = DPLogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], random_state=0,
+                         accountant=free)
 same = np.allclose(a.fit(Z_train, y_train).coef_,
                    b.fit(Z_train, y_train, public_mask=public).coef_)
 print(f"same model with and without the mask: {same}")

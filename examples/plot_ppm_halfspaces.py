@@ -52,7 +52,8 @@ fig, axes = plt.subplots(1, 3, figsize=(13, 4.3))
 panels = [("realizable", "hull"), ("realizable", "net"), ("agnostic", "net")]
 for ax, (setting, candidates) in zip(axes, panels):
     Xs, ys, pub, Xt, yt = make_problem("halfspace", d, n, setting, seed=0)
-    clf = PPMHalfspaceClassifier(epsilon=0.5, candidates=candidates, accountant=accountant,
+    clf = PPMHalfspaceClassifier(epsilon=0.5, candidates=candidates, classes=[0, 1],
+                                 accountant=accountant,
                                  random_state=0).fit(Xs, ys, public_mask=pub)
     error = np.mean(clf.predict(Xt) != yt)
     plot_polytope(ax, clf, Xs, ys, pub, lim=1.05,
@@ -74,11 +75,12 @@ seeds = range(5)
 settings = ("realizable", "agnostic")
 methods = {
     "PPM, candidates='net'": lambda e, s: PPMHalfspaceClassifier(
-        epsilon=e, accountant=accountant, random_state=s),
+        epsilon=e, classes=[0, 1], accountant=accountant, random_state=s),
     "PPM, candidates='hull'": lambda e, s: PPMHalfspaceClassifier(
-        epsilon=e, candidates="hull", accountant=accountant, random_state=s),
+        epsilon=e, candidates="hull", classes=[0, 1], accountant=accountant, random_state=s),
     "DPLogisticRegression, all rows private": lambda e, s: DPLogisticRegression(
-        epsilon=e, data_norm=np.sqrt(d), accountant=accountant, random_state=s),
+        epsilon=e, data_norm=np.sqrt(d), classes=[0, 1], accountant=accountant,
+        random_state=s),
 }
 errors = {(st, m): np.zeros((len(epsilons), len(seeds))) for st in settings for m in methods}
 baseline = {st: [] for st in settings}

@@ -57,7 +57,7 @@ for s in range(n_splits):
     flat["majority class"].append(float(np.mean(y_test == 0)))
     norm = float(np.quantile(np.linalg.norm(Z[public], axis=1), 0.95))  # public bound
     for j, eps in enumerate(epsilons):
-        ppm = PPMHalfspaceClassifier(epsilon=eps, random_state=100 * s + j)
+        ppm = PPMHalfspaceClassifier(epsilon=eps, classes=[0, 1], random_state=100 * s + j)
         acc["PPM (benign rows public)"][s, j] = score(ppm.fit(Z, y, public_mask=public))
         lr = DPLogisticRegression(epsilon=eps, data_norm=norm, classes=[0, 1],
                                   random_state=100 * s + j)

@@ -58,7 +58,8 @@ alpha = 0.08
 sgd = dict(lipschitz=1.0, radius=3.0, loss="hinge", random_state=1)
 accountant = PrivacyAccountant(epsilon={"central": 2.0, "local": 1.0}, delta=1e-4)
 
-source_only = NoisySGDClassifier(epsilon=1.0, delta=1e-5, n_steps=100_000, **sgd)
+source_only = NoisySGDClassifier(epsilon=1.0, delta=1e-5, n_steps=100_000, classes=[-1, 1],
+                                 **sgd)
 source_only.fit(X[curator], y[curator])
 runs = {"DP-SGD, curator rows only": np.mean(source_only.predict(X_test) != y_test)}
 curves = {}
@@ -66,7 +67,7 @@ for name, eps in (("STR non-private", np.inf), ("STR private (Algorithm 4)", 1.0
     clf = SubsampleTestReweigh(
         NoisySGDClassifier(n_steps=20_000, **sgd), epsilon=eps, delta=1e-5, alpha=alpha,
         chi2_bound=chi2, kappa=alpha / (4 * (chi2 + 1)), max_iter=5,
-        local_batch_size=20_000, random_state=2,
+        local_batch_size=20_000, classes=[-1, 1], random_state=2,
         accountant=accountant if np.isfinite(eps) else None)
     clf.fit(X, y, curator_mask=curator)
     runs[name] = np.mean(clf.predict(X_test) != y_test)

@@ -28,7 +28,8 @@ svc = LinearSVC(loss="hinge", C=0.001, intercept_scaling=10, max_iter=5000)
 source_only = svc.fit(X[curator], y[curator])
 err_source = np.mean(source_only.predict(X_test) != y_test)
 
-clf = SubsampleTestReweigh(svc, epsilon=np.inf, alpha=0.05, max_iter=600, random_state=1)
+clf = SubsampleTestReweigh(svc, epsilon=np.inf, alpha=0.05, max_iter=600, classes=[-1, 1],
+                           random_state=1)
 clf.fit(X, y, curator_mask=curator)
 err_str = np.mean(clf.predict(X_test) != y_test)
 print(f"target error: source-only {err_source:.3f}, STR {err_str:.3f} "

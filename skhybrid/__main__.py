@@ -27,7 +27,7 @@ def _demo_logistic(accountant, seed):
     reduce = make_pipeline(StandardScaler(), PCA(5))
     reduce = PublicFitTransformer(reduce).fit(Xtr, public_mask=public)
     Xtr, Xte = reduce.transform(Xtr), reduce.transform(Xte)
-    params = dict(C=0.1, data_norm=3.0)
+    params = dict(C=0.1, data_norm=3.0, classes=[0, 1])  # the label set is declared
     baseline = DPLogisticRegression(epsilon=np.inf, **params).fit(Xtr, ytr).score(Xte, yte)
     rows = []
     for eps in (0.1, 1.0, 5.0):
@@ -45,10 +45,11 @@ def _demo_ppm(accountant, seed):
 
     X, y, public = make_label_determined_halfspace(3000, random_state=seed + 1)
     X_test, y_test, _ = make_label_determined_halfspace(5000, random_state=seed + 2)
-    baseline = PPMHalfspaceClassifier(epsilon=np.inf).fit(X, y, public_mask=public)
+    baseline = PPMHalfspaceClassifier(epsilon=np.inf, classes=[0, 1]).fit(X, y, public_mask=public)
     rows = []
     for eps in (0.1, 1.0):
-        clf = PPMHalfspaceClassifier(epsilon=eps, accountant=accountant, random_state=seed)
+        clf = PPMHalfspaceClassifier(epsilon=eps, classes=[0, 1], accountant=accountant,
+                                     random_state=seed)
         clf.fit(X, y, public_mask=public)
         rows.append(("PPMHalfspaceClassifier", "2-D, one class public, 3k", eps, "accuracy",
                      clf.score(X_test, y_test), baseline.score(X_test, y_test),
@@ -87,7 +88,7 @@ def _demo_hybrid(accountant, seed):
     X, y, _ = make_parity_threshold(70_000, n_parity=8, threshold_bits=8, random_state=seed + 4)
     X_test, y_test, X, y = X[60_000:], y[60_000:], X[:60_000], y[:60_000]
     curator = np.arange(60_000) < 10_000
-    params = dict(alpha=0.1, threshold_bits=8)
+    params = dict(alpha=0.1, threshold_bits=8, classes=[0, 1])
     baseline = ParityThresholdClassifier(epsilon=np.inf, **params).fit(X, y, curator_mask=curator)
     clf = ParityThresholdClassifier(epsilon=1.0, accountant=accountant, random_state=seed, **params)
     clf.fit(X, y, curator_mask=curator)
@@ -108,8 +109,10 @@ def _demo_transfer(accountant, seed):
                                                   sigma_s=0.1, sigma_t=0.07, quantile=0.4,
                                                   rng=rng)
     X, X_test = X / 0.01, X_test / 0.01
-    params = dict(alpha=0.08, chi2_bound=0.3515, max_iter=5, local_batch_size=50_000)
-    sgd = NoisySGDClassifier(n_steps=20_000, lipschitz=1.0, radius=3.0, loss="hinge")
+    params = dict(alpha=0.08, chi2_bound=0.3515, max_iter=5, local_batch_size=50_000,
+                  classes=[-1, 1])
+    sgd = NoisySGDClassifier(n_steps=20_000, lipschitz=1.0, radius=3.0, loss="hinge",
+                             classes=[-1, 1])
     baseline = SubsampleTestReweigh(sgd, epsilon=np.inf, random_state=seed, **params)
     baseline.fit(X, y, curator_mask=curator)
     clf = SubsampleTestReweigh(sgd, epsilon=0.5, delta=1e-4, kappa=0.08 / (4 * 1.3515),
@@ -124,8 +127,8 @@ def _demo_transfer(accountant, seed):
     Xp = np.vstack([(rng.random((4000, 12)) < 0.3).astype(int), rng.integers(0, 2, (4000, 12))])
     yp, held = predict_parity(secret, Xp), np.arange(8000) < 4000
     X_new = rng.integers(0, 2, (5000, 12))
-    base = ParityTransfer(epsilon=np.inf).fit(Xp, yp, curator_mask=held)
-    par = ParityTransfer(epsilon=1.0, accountant=accountant, random_state=seed)
+    base = ParityTransfer(epsilon=np.inf, classes=[0, 1]).fit(Xp, yp, curator_mask=held)
+    par = ParityTransfer(epsilon=1.0, classes=[0, 1], accountant=accountant, random_state=seed)
     par.fit(Xp, yp, curator_mask=held)
     truth = predict_parity(secret, X_new)
     rows.append(("ParityTransfer", "12 bits: 4k curator, 4k agents", 1.0, "accuracy",
@@ -145,8 +148,9 @@ def _demo_hybrid_extras(accountant, seed):
     X = rng.integers(0, 2, (6000, 16))
     X_test = rng.integers(0, 2, (5000, 16))
     y, y_test = predict_parity(secret, X), predict_parity(secret, X_test)
-    base = PrivateParityClassifier(epsilon=np.inf).fit(X, y)
-    clf = PrivateParityClassifier(epsilon=1.0, accountant=accountant, random_state=seed)
+    base = PrivateParityClassifier(epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    clf = PrivateParityClassifier(epsilon=1.0, classes=[0, 1], accountant=accountant,
+                                  random_state=seed)
     clf.fit(X, y)
     rows = [("PrivateParityClassifier", "16 bits, 6k private rows", 1.0, "accuracy",
              clf.score(X_test, y_test), base.score(X_test, y_test),

@@ -61,7 +61,8 @@ def separation_errors(c, b, alpha, m, n, seed, epsilon=1.0, n_test=20_000):
     Xt, yt = X[m + n:], y[m + n:]
     X, y = X[:m + n], y[:m + n]
     mask = np.arange(m + n) < m
-    common = dict(threshold_bits=b, alpha=alpha, epsilon=epsilon, random_state=seed)
+    common = dict(threshold_bits=b, alpha=alpha, epsilon=epsilon, classes=[0, 1],
+                  random_state=seed)
     hyb = ParityThresholdClassifier(**common).fit(X, y, curator_mask=mask)
     cur = ParityThresholdClassifier(**common).fit(X[mask], y[mask])
     loc = LocalThresholdClassifier(**common).fit(X[~mask], y[~mask])
