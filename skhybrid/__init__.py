@@ -6,7 +6,7 @@ Importing skhybrid never changes scikit-learn's global configuration.
 """
 
 from .accounting import BudgetExceededError, PrivacyAccountant, PrivacyEvent
-from .exceptions import DegenerateModelWarning, PrivacyLeakWarning
+from .exceptions import DegenerateModelWarning, PrivacyLeakWarning, SeedReuseWarning
 from .learners import DPLogisticRegression
 from .preprocessing import PublicFitTransformer
 
@@ -18,6 +18,7 @@ __all__ = [
     "BudgetExceededError",
     "PrivacyLeakWarning",
     "DegenerateModelWarning",
+    "SeedReuseWarning",
     "DPLogisticRegression",
     "PublicFitTransformer",
 ]

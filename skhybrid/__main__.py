@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import warnings
 
 import numpy as np
 
@@ -200,6 +201,7 @@ Reading the table
 def demo(seed=0, out=sys.stdout):
     """Run every learner against its non-private baseline and print a table."""
     from .accounting import PrivacyAccountant
+    from .exceptions import SeedReuseWarning
 
     accountant = PrivacyAccountant(epsilon={"central": 100.0, "local": 10.0}, delta=1e-3)
     print(_INTRO, file=out)
@@ -209,7 +211,11 @@ def demo(seed=0, out=sys.stdout):
     print("-" * len(header), file=out)
     central_sum = 0.0
     for run in DEMOS:
-        for name, data, eps, metric, value, base, spent in run(accountant, seed):
+        with warnings.catch_warnings():
+            # A demo is a reproduction: seeded on purpose (releases use random_state=None).
+            warnings.simplefilter("ignore", SeedReuseWarning)
+            rows = run(accountant, seed)
+        for name, data, eps, metric, value, base, spent in rows:
             value, base = (("-" if np.isnan(v) else f"{v:.3f}") for v in (value, base))
             if not name.startswith(" "):
                 central_sum += spent[0]

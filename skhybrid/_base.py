@@ -1,10 +1,15 @@
 """The mixin every skhybrid estimator shares: privacy parameters, charging, randomness."""
 
 import math
+import warnings
+from numbers import Integral
+
+import numpy as np
 
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
 from .accounting._accountant import best_view
+from .exceptions import SeedReuseWarning
 
 __all__ = ["PrivateEstimatorMixin", "nonprivate_event"]
 
@@ -45,7 +50,31 @@ class PrivateEstimatorMixin:
         return math.isinf(self.epsilon)
 
     def _make_rng(self):
+        """The fit's generator; warns when a fixed seed meets a finite budget.
+
+        A fixed seed makes the privacy noise a function of the seed: two releases made with
+        it on neighbouring data (a refit, another CV fold) differ by exactly the private
+        difference. That is what tests and reproductions want, and what a release under a
+        finite budget must not do.
+        """
+        seeded = isinstance(self.random_state, (Integral, np.random.RandomState)) and not (
+            isinstance(self.random_state, bool))
+        if seeded and self.accountant is not None and self._spends_finite_budget():
+            warnings.warn(
+                f"{type(self).__name__}: random_state={self.random_state!r} fixes the privacy "
+                "noise while the accountant's budget is finite. Two fits with this seed (a "
+                "refit, another CV fold) reuse the same noise, so their outputs differ by "
+                "exactly what differs in the data. Use random_state=None for releases; fixed "
+                "seeds are for tests and reproductions.",
+                SeedReuseWarning,
+                stacklevel=3,
+            )
         return check_generator(self.random_state)
+
+    def _spends_finite_budget(self):
+        spent = getattr(self, "privacy_spent_", {})
+        return any(0 < eps < math.inf and self.accountant.budget(pop)[0] < math.inf
+                   for pop, (eps, _) in spent.items())
 
     def _charge(self, events):
         """Spend ``events`` on the accountant (atomically) and record ``privacy_spent_``.

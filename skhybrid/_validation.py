@@ -151,7 +151,7 @@ def check_binary_targets(y, name, detail=""):
     if classes.size != 2:
         raise ValueError(
             f"Only binary classification is supported. {name} needs y with exactly two "
-            f"classes{detail}; got {classes.size} class(es): {classes.tolist()[:10]}."
+            f"classes{detail}; got {classes.size} class(es)."
         )
     return classes, bits.astype(np.uint8)
 

@@ -7,6 +7,7 @@ from .accounting import BudgetExceededError, DetachedLedgerError
 __all__ = [
     "PrivacyLeakWarning",
     "DegenerateModelWarning",
+    "SeedReuseWarning",
     "BudgetExceededError",
     "DetachedLedgerError",
 ]
@@ -25,6 +26,15 @@ class PrivacyLeakWarning(UserWarning):
 
         import warnings
         warnings.simplefilter("error", PrivacyLeakWarning)
+    """
+
+
+class SeedReuseWarning(PrivacyLeakWarning):
+    """A fixed ``random_state`` meets a finite privacy budget: the noise is reproducible.
+
+    Two releases with one seed on neighbouring data sets differ by exactly the private
+    difference. Fixed seeds are for tests and reproductions; releases use
+    ``random_state=None``.
     """
 
 

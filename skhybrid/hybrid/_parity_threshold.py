@@ -48,10 +48,11 @@ def check_threshold_values(t, bits, name="threshold feature"):
     high = 2.0 ** bits
     bad = ~np.isfinite(t) | (t < 0) | (t >= high) | (t != np.floor(t))
     if bad.any():
-        example = t[bad][0]
+        # The offending value, its row and their number are private: none is printed.
         raise ValueError(
             f"The {name} must hold integers in [0, 2**threshold_bits) = [0, {int(high)}); "
-            f"found {example!r}. Encode it as such integers or increase threshold_bits."
+            "some rows hold other values. Encode it as such integers or increase "
+            "threshold_bits; the data set is refused before anything is charged."
         )
     return t.astype(np.int64)
 
