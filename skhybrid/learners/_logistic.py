@@ -69,9 +69,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         problems and the charge would then depend on private labels). A label outside the
         set is refused before anything is charged, naming no value.
     tol : float, default=1e-10
-        Gradient tolerance of L-BFGS. Objective perturbation's guarantee assumes the
-        exact minimiser, so keep it tight.
+        Gradient tolerance of the solver (damped Newton with the exact Hessian up to 500
+        features, L-BFGS beyond). Objective perturbation's guarantee assumes the exact
+        minimiser, so keep it tight.
     max_iter : int, default=1000
+        A private fit whose solver does not reach a gradient of 1e-7 raises
+        ``RuntimeError`` and releases nothing (the charge stays); Newton's method on this
+        strongly convex objective reaches 1e-10 in a few dozen steps.
     accountant : PrivacyAccountant or None, default=None
         Charged before the fit reads any private row.
     random_state : int, RandomState, Generator or None, default=None
@@ -84,6 +88,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_iter_ : ndarray of shape (n_problems,)
+        Solver iterations, set only when no private row was fitted (``epsilon=np.inf``
+        or every row public): on a private fit the count depends on private rows and is
+        not released.
     privacy_spent_ : dict
         ``{"central": (ε, δ), "local": (0, 0)}`` spent by this fit.
     n_features_in_ : int
@@ -220,6 +227,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         mechanism = ObjectivePerturbation(eps_each, lam, n)
         row_weight = np.where(public, self.public_weight, 1.0)
 
+        private_release = has_private and not self.nonprivate
         coefs, n_iter = [], []
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         for k, cls in enumerate(targets):
@@ -228,14 +236,24 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
                                                 max_iter=self.max_iter)
             if grad_norm > _STATIONARITY_WARN:
+                if private_release:
+                    # How far the solver got depends on the private rows: saying it (or
+                    # releasing the point) would be outside the guarantee. Fail closed;
+                    # the charge stays (noise was drawn).
+                    raise RuntimeError(
+                        "DPLogisticRegression did not reach the minimiser of its perturbed "
+                        "objective, which objective perturbation's guarantee requires; "
+                        "nothing is released. Raise max_iter or lower data_norm/C."
+                    )
                 warnings.warn(
-                    f"L-BFGS stopped with gradient norm {grad_norm:.2g} after {nit} iterations "
-                    "(objective perturbation assumes the exact minimiser); increase max_iter.",
+                    f"The solver stopped with gradient norm {grad_norm:.2g} after {nit} "
+                    "iterations; increase max_iter.",
                     ConvergenceWarning,
                     stacklevel=2,
                 )
             if self.verbose:
-                print(f"[DPLogisticRegression] problem {k + 1}/{n_problems}: {nit} iterations")
+                done = "solved" if private_release else f"{nit} iterations"
+                print(f"[DPLogisticRegression] problem {k + 1}/{n_problems}: {done}")
             coefs.append(u / norm)
             n_iter.append(nit)
 
@@ -246,7 +264,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         else:
             self.coef_ = theta
             self.intercept_ = np.zeros(theta.shape[0])
-        self.n_iter_ = np.asarray(n_iter)
+        if not private_release:  # iteration counts are data-dependent: public fits only
+            self.n_iter_ = np.asarray(n_iter)
         return self
 
     def predict_proba(self, X):

@@ -187,3 +187,41 @@ def test_public_weight_changes_only_public_terms_and_helps_at_small_epsilon():
     ref = LogisticRegression(solver="liblinear", tol=1e-12, max_iter=10_000).fit(
         Xs, ytr, sample_weight=np.where(public, 3.0, 1.0))
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
+
+
+def test_private_fit_releases_no_iteration_count_and_fails_closed():
+    X, y = make_classification(n_samples=300, n_features=4, n_redundant=0, random_state=0)
+    acc = PrivacyAccountant(epsilon=5.0)
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+    assert not hasattr(clf, "n_iter_")  # data-dependent: not released
+    base = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    assert base.n_iter_.shape == (1,) and base.n_iter_[0] >= 1
+    # A solver stopped short: no point and no data-dependent warning is released.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="nothing is released"):
+            DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=1, accountant=acc,
+                                 tol=1e-14).fit(X, y)
+    assert acc.spent()[0] == pytest.approx(2.0)  # both charges stay
+
+
+def test_newton_reaches_the_same_minimiser_as_lbfgs():
+    from skhybrid.learners._objective_perturbation import ObjectivePerturbation
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 6))
+    X /= np.linalg.norm(X, axis=1).max()
+    y_pm = np.where(X[:, 0] + 0.3 * rng.normal(size=500) > 0, 1.0, -1.0)
+    mech = ObjectivePerturbation(1.0, 1e-3, 500)
+    b = mech.draw_noise(6, rng)
+    u, nit, g = mech.solve(X, y_pm, b)
+    assert g <= 1e-10 and nit < 50
+    import skhybrid.learners._objective_perturbation as op
+    old, op._NEWTON_MAX_DIM = op._NEWTON_MAX_DIM, 0  # force L-BFGS
+    try:
+        v, _, g2 = mech.solve(X, y_pm, b)
+    finally:
+        op._NEWTON_MAX_DIM = old
+    np.testing.assert_allclose(u, v, atol=1e-7)
