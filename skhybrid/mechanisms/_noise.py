@@ -300,10 +300,10 @@ def discrete_gaussian(rng, sigma, size, *, unit=1.0, tag=None):
     with _silenced():
         while todo.size:
             y = discrete_laplace(rng, t, todo.size)
-            # |Y| beyond 2^20 has probability below exp(-2^20 / t): treat it exactly by
-            # rejecting with the exact coin's value, which is 0 to machine precision but
-            # must not overflow: such draws are redrawn.
-            small = np.abs(y) < (1 << 20)
+            # |Y| t stays below 2^31, so num fits in int64; a draw beyond 2^18 (probability
+            # below exp(-64) for t <= 4097) is redrawn, which conditions the output on
+            # |x| < 2^18: a change of total variation below exp(-2^36 / (2 sigma^2)).
+            small = np.abs(y) < (1 << 18)
             num = np.where(small, (np.abs(y) * t - s2), 0) ** 2
             ok = small & bernoulli_exp(rng, num, np.full(todo.size, den, dtype=np.int64))
             out[todo[ok]] = y[ok]
