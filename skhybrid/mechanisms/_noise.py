@@ -197,13 +197,17 @@ def _bernoulli_exp_unit(rng, num, den):
     """
     out = np.zeros(num.shape, dtype=bool)
     active = np.arange(num.size)
-    num, den = num.ravel(), den.ravel()
+    num = num.ravel()
+    scalar = np.ndim(den) == 0  # one denominator for all: numpy's fast scalar bound
+    if not scalar:
+        den = den.ravel()
     k = 1
     while active.size:
-        high = den[active] * k
+        high = den * k if scalar else den[active] * k
         if np.any(high > _INT_HIGH // 2):  # pragma: no cover - parameters are bounded
             raise OverflowError("bernoulli_exp: denominator too large for exact sampling.")
-        keep_going = rng.integers(0, high) < num[active]
+        draws = rng.integers(0, high, active.size) if scalar else rng.integers(0, high)
+        keep_going = draws < num[active]
         stopped = active[~keep_going]
         out.ravel()[stopped] = (k % 2) == 1
         active = active[keep_going]
@@ -219,15 +223,18 @@ def bernoulli_exp(rng, num, den):
     Kamath & Steinke 2020, Algorithm 1, gamma > 1). Only uniform integers are drawn.
     """
     num = np.asarray(num, dtype=np.int64)
-    den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape)
-    q, r = np.divmod(num, den)
-    out = _bernoulli_exp_unit(rng, r, den.copy())
-    one = np.ones(1, dtype=np.int64)
+    if np.ndim(den) == 0:
+        den = np.int64(den)
+        q, r = np.divmod(num, den)
+        out = _bernoulli_exp_unit(rng, r, den)
+    else:
+        den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape)
+        q, r = np.divmod(num, den)
+        out = _bernoulli_exp_unit(rng, r, den.copy())
     pending = np.flatnonzero(out.ravel() & (q.ravel() > 0))
     left = q.ravel()[pending]
     while pending.size:  # q coins Bernoulli(exp(-1)), stopping at the first 0
-        coin = _bernoulli_exp_unit(rng, np.broadcast_to(one, pending.shape).copy(),
-                                   np.broadcast_to(one, pending.shape).copy())
+        coin = _bernoulli_exp_unit(rng, np.ones(pending.size, dtype=np.int64), np.int64(1))
         out.ravel()[pending[~coin]] = False
         left = left - 1
         still = coin & (left > 0)
@@ -260,12 +267,11 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     while todo.size:
         m = todo.size
         u = rng.integers(0, t, m)
-        keep = bernoulli_exp(rng, u, np.full(m, t_arr))
+        keep = _bernoulli_exp_unit(rng, u, t_arr)  # exp(-u/t), u/t in [0, 1)
         v = np.zeros(m, dtype=np.int64)
         running = np.flatnonzero(keep)
         while running.size:  # geometric: count Bernoulli(exp(-1)) successes
-            ones = np.ones(running.size, dtype=np.int64)
-            coin = bernoulli_exp(rng, ones, ones)
+            coin = _bernoulli_exp_unit(rng, np.ones(running.size, dtype=np.int64), np.int64(1))
             v[running[coin]] += 1
             running = running[coin]
         x = u + t_arr * v
@@ -305,7 +311,7 @@ def discrete_gaussian(rng, sigma, size, *, unit=1.0, tag=None):
             # |x| < 2^18: a change of total variation below exp(-2^36 / (2 sigma^2)).
             small = np.abs(y) < (1 << 18)
             num = np.where(small, (np.abs(y) * t - s2), 0) ** 2
-            ok = small & bernoulli_exp(rng, num, np.full(todo.size, den, dtype=np.int64))
+            ok = small & bernoulli_exp(rng, num, den)
             out[todo[ok]] = y[ok]
             todo = todo[~ok]
     return out.reshape(size) if size is not None else out[0]
