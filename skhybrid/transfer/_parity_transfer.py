@@ -168,9 +168,18 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.nonprivate:
             central = nonprivate_event(source=name)
         else:
-            # The proven level ln((1+p)/(1−p)) ∨ ln(1 + p(1−q)/q): exactly ε with tanh.
+            # The proven level ln((1+p)/(1−p)) ∨ ln(1 + p(1−q)/q): exactly ε with tanh and a
+            # floor of at least (1-p)/(3-p); a lower floor would spend more than epsilon, so
+            # it is refused here, before the charge.
             p = _inclusion_rate(self.epsilon, self.rate)
-            central = parity_event(parity_privacy_epsilon(p, self.floor), rate=self.rate,
+            level = parity_privacy_epsilon(p, self.floor) if self.floor > 0 else math.inf
+            if level > self.epsilon * (1 + 1e-12):
+                raise ValueError(
+                    f"floor={self.floor} is too low for epsilon={self.epsilon}: the parity "
+                    f"learner would then be only {level:.4g}-DP. Use floor >= "
+                    f"{(1 - p) / (3 - p):.4g} (the smallest floor that keeps it epsilon-DP)."
+                )
+            central = parity_event(level, rate=self.rate,
                                    floor=self.floor, n_chunks=self._k,
                                    composition="parallel", p=p)
         if not has_local:

@@ -146,3 +146,15 @@ def test_fractional_features_are_rejected_not_truncated():
     X[0, 0] = 0.5  # an int cast would silently read this as 0
     with pytest.raises(ValueError, match="0/1 parity features"):
         ParityTransfer().fit(X, y, curator_mask=mask)
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.05])
+def test_a_floor_below_the_proven_one_is_refused_before_the_charge(floor):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (400, 6))
+    y = X[:, 0] ^ X[:, 1]
+    acc = PrivacyAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="floor=.* is too low"):
+        ParityTransfer(epsilon=1.0, floor=floor, classes=[0, 1], accountant=acc).fit(
+            X, y, curator_mask=np.arange(400) < 300)
+    assert acc.events == []
