@@ -9,7 +9,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -19,6 +19,14 @@ from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ._objective_perturbation import ObjectivePerturbation, clip_rows
 
 __all__ = ["DPLogisticRegression"]
+
+
+def _public_minimiser(X_hat, y_pm, C, norm, tol):
+    """scikit-learn's objective (same C) on public rows only: public data, no noise."""
+    n_pub = max(1, X_hat.shape[0])
+    problem = ObjectivePerturbation(math.inf, 1.0 / (C * n_pub * norm**2), n_pub)
+    u, _, _ = problem.solve(X_hat, y_pm, np.zeros(X_hat.shape[1]), tol=tol, max_iter=200)
+    return u
 
 # Largest gradient norm accepted silently as "the minimiser" (rows are normalised to ‖x‖ ≤ 1).
 _STATIONARITY_WARN = 1e-7
@@ -62,6 +70,16 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         pull the model against the noise at no privacy cost; private rows always weigh 1.
         With the default, a fit with public rows equals the all-private fit with the same
         noise, and only the charge differs.
+    public_rows : {"auto", "objective"}, default="auto"
+        How public rows pay. ``"objective"``: they only enter the perturbed objective
+        (Chaudhuri, Monteleoni & Sarwate 2011 with public rows; see
+        :class:`~skhybrid.learners._objective_perturbation.ObjectivePerturbation`).
+        ``"auto"`` (with at least 10 public rows and two of each class): also (1) centre
+        the regulariser at the same objective's minimiser on the public rows alone -- a
+        public vector, so the privacy proof is unchanged -- and (2) release the public-only
+        model instead when it predicts the public rows better under 5-fold cross-validation
+        than the DP model does (post-processing of the DP output and public rows). Either
+        way the charge is the same; ``public_model_selected_`` says which was released.
     classes : array-like or None, default=None
         The label set (a public domain). ``None``: the labels of the public rows when they
         show at least two, else the labels found in ``y`` with a
@@ -87,6 +105,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
+    public_model_selected_ : bool
+        True when ``public_rows="auto"`` released the public-only model (a function of the
+        public rows and of the DP model's public-row accuracy).
     n_iter_ : ndarray of shape (n_problems,)
         Solver iterations, set only when no private row was fitted (``epsilon=np.inf``
         or every row public): on a private fit the count depends on private rows and is
@@ -137,6 +158,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         "data_norm": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "public_rows": [StrOptions({"auto", "objective"})],
         "public_weight": [Interval(Real, 0, None, closed="left")],
         "classes": ["array-like", None],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -156,6 +178,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         fit_intercept=True,
         intercept_scaling=1.0,
         public_weight=1.0,
+        public_rows="auto",
         classes=None,
         tol=1e-10,
         max_iter=1000,
@@ -170,6 +193,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.public_weight = public_weight
+        self.public_rows = public_rows
         self.classes = classes
         self.tol = tol
         self.max_iter = max_iter
@@ -228,13 +252,18 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         row_weight = np.where(public, self.public_weight, 1.0)
 
         private_release = has_private and not self.nonprivate
-        coefs, n_iter = [], []
+        use_public = private_release and self._public_can_help(public, y)
+        coefs, n_iter, public_coefs = [], [], []
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         for k, cls in enumerate(targets):
             y_pm = np.where(y == cls, 1.0, -1.0)
+            center = None
+            if use_public:  # the same objective on the public rows alone: public, free
+                center = _public_minimiser(X_hat[public], y_pm[public], self.C, norm, self.tol)
+                public_coefs.append(center / norm)
             b = mechanism.draw_noise(X_hat.shape[1], rng)
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
-                                                max_iter=self.max_iter)
+                                                max_iter=self.max_iter, center=center)
             if grad_norm > _STATIONARITY_WARN:
                 if private_release:
                     # How far the solver got depends on the private rows: saying it (or
@@ -258,6 +287,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             n_iter.append(nit)
 
         theta = np.vstack(coefs)
+        self.public_model_selected_ = False
+        if use_public and self._public_model_wins(X, y, public, theta, np.vstack(public_coefs)):
+            theta, self.public_model_selected_ = np.vstack(public_coefs), True
         if self.fit_intercept:
             self.coef_ = theta[:, :-1]
             self.intercept_ = theta[:, -1] * self.intercept_scaling
@@ -267,6 +299,45 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         if not private_release:  # iteration counts are data-dependent: public fits only
             self.n_iter_ = np.asarray(n_iter)
         return self
+
+    def _public_can_help(self, public, y):
+        """Whether public rows can centre and check the fit: enough of every class."""
+        if self.public_rows != "auto" or public.sum() < 10:
+            return False
+        labels = y[public]
+        return all(np.sum(labels == c) >= 2 for c in self.classes_)
+
+    def _public_model_wins(self, X, y, public, theta_dp, theta_pub):
+        """Post-processing on public rows only: keep the DP model unless the public-only
+        model predicts the public rows better under cross-validation (the DP model is
+        scored on them in-sample, which favours it)."""
+        Xp, yp = X[public], y[public]
+        dp_acc = np.mean(self._predict_with(theta_dp, Xp) == yp)
+        folds = np.arange(len(yp)) % min(5, len(yp))
+        hits = 0
+        norm = math.sqrt(self.data_norm**2 + (self.intercept_scaling**2 if self.fit_intercept
+                                              else 0))
+        Xh = clip_rows(Xp, self.data_norm)
+        if self.fit_intercept:
+            Xh = np.hstack([Xh, np.full((len(yp), 1), self.intercept_scaling)])
+        Xh = Xh / norm
+        targets = [self.classes_[1]] if len(self.classes_) == 2 else self.classes_
+        for f in np.unique(folds):
+            train, test = folds != f, folds == f
+            coefs = [_public_minimiser(Xh[train], np.where(yp[train] == c, 1.0, -1.0), self.C,
+                                       norm, self.tol) / norm for c in targets]
+            hits += np.sum(self._predict_with(np.vstack(coefs), Xp[test]) == yp[test])
+        return hits / len(yp) > dp_acc
+
+    def _predict_with(self, theta, X):
+        Xc = X
+        if self.fit_intercept:
+            scores = Xc @ theta[:, :-1].T + theta[:, -1] * self.intercept_scaling
+        else:
+            scores = Xc @ theta.T
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
         """Class probabilities (sigmoid for binary, normalised one-vs-rest otherwise)."""

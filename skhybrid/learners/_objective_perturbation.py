@@ -39,7 +39,13 @@ class ObjectivePerturbation:
         ε′ = ε − log(1 + 2c/(nΛ) + c²/(n²Λ²));
         if ε′ ≤ 0: Δ = c / (n (e^{ε/4} − 1)) − Λ and ε′ = ε/2; else Δ = 0,
 
-    with c = 1/4 the curvature bound of the logistic loss.
+    with c = 1/4 the curvature bound of the logistic loss. The proof below holds for *any*
+    Δ ≥ 0 with ε′ = ε − 2 log(1 + c/(n(Λ+Δ))) > 0, so both of CMS's choices are valid
+    whenever they apply; we take the one with the larger ε′ (less noise): Δ = 0 when its
+    ε′ is at least ε/2, else CMS's second choice (then Δ > 0 and ε′ = ε/2). CMS's own rule
+    switches to the second choice only when the first is infeasible, which makes the
+    noise *grow* with ε just above the switch (ε′ = 0.40 at ε = 0.8 but 0.19 at ε = 1 on
+    breast cancer); this rule is monotone in ε.
 
     Privacy with public rows (replace-one of a private row, public rows fixed)
     ------------------------------------------------------------------------
@@ -82,9 +88,9 @@ class ObjectivePerturbation:
             return
         ratio = c / (n_samples * lam)
         eps_prime = epsilon - math.log1p(2 * ratio + ratio**2)
-        if eps_prime > 0:
+        if eps_prime >= epsilon / 2:
             self.eps_prime, self.extra_reg = eps_prime, 0.0
-        else:
+        else:  # then lam < c/(n(e^{ε/4} − 1)), so the extra regulariser is positive
             self.extra_reg = c / (n_samples * math.expm1(epsilon / 4)) - lam
             self.eps_prime = epsilon / 2
 
@@ -106,7 +112,8 @@ class ObjectivePerturbation:
         direction = _noise.gaussian(rng, 1.0, dim, tag=self.name + "-direction")
         return norm * direction / np.linalg.norm(direction)
 
-    def solve(self, X_hat, y_pm, b, row_weight=None, u0=None, tol=1e-10, max_iter=1000):
+    def solve(self, X_hat, y_pm, b, row_weight=None, u0=None, tol=1e-10, max_iter=1000,
+              center=None):
         """Minimise J_priv (Newton up to 500 columns, else L-BFGS); returns
         (u, n_iter, max |∇J_priv(u)|).
 
@@ -118,11 +125,16 @@ class ObjectivePerturbation:
         n = self.n
         reg = self.lam + self.extra_reg
         weight = np.ones(len(y_pm)) if row_weight is None else row_weight
+        # ``center`` (a public vector, e.g. a model fitted on public rows) moves the
+        # regulariser to ((Λ+Δ)/2)‖u − center‖²: a linear term fixed across neighbours,
+        # so b(u; D) − b(u; D′) and the Jacobian are unchanged and the proof holds as is.
+        c = np.zeros(X_hat.shape[1]) if center is None else center
 
         def fun(u):
             z = y_pm * (X_hat @ u)
-            value = -(weight * log_expit(z)).sum() / n + 0.5 * reg * (u @ u) + (b @ u) / n
-            grad = -(X_hat.T @ (weight * y_pm * expit(-z))) / n + reg * u + b / n
+            d = u - c
+            value = -(weight * log_expit(z)).sum() / n + 0.5 * reg * (d @ d) + (b @ u) / n
+            grad = -(X_hat.T @ (weight * y_pm * expit(-z))) / n + reg * d + b / n
             return value, grad
 
         u0 = np.zeros(X_hat.shape[1]) if u0 is None else u0
@@ -158,7 +170,7 @@ class ObjectivePerturbation:
                 if c_value <= value - 1e-4 * t * (grad @ step) or t < 1e-12:
                     break
                 t *= 0.5
-            if c_value > value:  # no float64 progress left: the current point is it
+            if c_value >= value:  # no float64 progress left: the current point is it
                 return u, it
             u, value, grad = cand, c_value, c_grad
         return u, max_iter
