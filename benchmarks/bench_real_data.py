@@ -187,6 +187,16 @@ def sgd_panel(seeds, eps_grid):
     return [("breast_cancer", "NoisySGDClassifier", k[0], k[1], v) for k, v in rows.items()]
 
 
+def _median_shift(feature, seed, test_share):
+    """Source rows (feature at or below its median) and the target rows above it, split
+    at random into test rows and rows to fit on. Returns (source, fit_rows, test_rows)."""
+    source = feature <= np.median(feature)
+    target = np.flatnonzero(~source)
+    np.random.default_rng(seed).shuffle(target)
+    cut = int(len(target) * test_share)
+    return np.flatnonzero(source), target[cut:], target[:cut]
+
+
 def str_panel(seeds, eps_grid):
     from skhybrid.transfer import SubsampleTestReweigh
 
@@ -194,13 +204,9 @@ def str_panel(seeds, eps_grid):
     texture = X[:, 1]
     rows = {}
     for seed in seeds:
-        rng = np.random.default_rng(seed)
-        source = texture <= np.median(texture)
-        target_idx = np.flatnonzero(~source)
-        rng.shuffle(target_idx)
-        test_idx, agents_idx = target_idx[: len(target_idx) // 3], target_idx[len(target_idx) // 3:]
-        train = np.concatenate([np.flatnonzero(source), agents_idx])
-        curator = np.r_[np.ones(source.sum(), bool), np.zeros(len(agents_idx), bool)]
+        source, agents_idx, test_idx = _median_shift(texture, seed, 1 / 3)
+        train = np.concatenate([source, agents_idx])
+        curator = np.r_[np.ones(len(source), bool), np.zeros(len(agents_idx), bool)]
         X_tr, y_tr = X[train], y[train]
         X_tr, X_te = _public_scaled(X_tr, X[test_idx], curator)  # curator-side statistics
         y_te = y[test_idx]
@@ -230,11 +236,7 @@ def adaptation_panel(seeds, eps_grid):
     bmi = X[:, 2]
     rows = {}
     for seed in seeds:
-        rng = np.random.default_rng(seed)
-        source = bmi <= np.median(bmi)
-        target_idx = np.flatnonzero(~source)
-        rng.shuffle(target_idx)
-        test_idx, tgt_idx = target_idx[: len(target_idx) // 2], target_idx[len(target_idx) // 2:]
+        source, tgt_idx, test_idx = _median_shift(bmi, seed, 1 / 2)
         Xs, ys = X[source], y[source]
         X_fit = np.vstack([Xs, X[tgt_idx]])
         y_fit = np.r_[ys, np.full(len(tgt_idx), np.nan)]
