@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
+from .._threads import single_blas_thread_if_small
 from .._validation import check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ._objective_perturbation import ObjectivePerturbation, clip_rows
@@ -251,6 +252,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         mechanism = ObjectivePerturbation(eps_each, lam, n)
         row_weight = np.where(public, self.public_weight, 1.0)
 
+        with single_blas_thread_if_small(X_hat.shape[1]):
+            return self._solve_all(X, y, X_hat, public, norm, lam, has_private, mechanism,
+                                   row_weight, n_problems, rng)
+
+    def _solve_all(self, X, y, X_hat, public, norm, lam, has_private, mechanism, row_weight,
+                   n_problems, rng):
+        """The one-vs-rest problems (BLAS on one thread: small dense products)."""
         private_release = has_private and not self.nonprivate
         use_public = private_release and self._public_can_help(public, y)
         coefs, n_iter, public_coefs = [], [], []
