@@ -28,7 +28,8 @@ What stays floating point, and why it is not the low-bits attack surface:
 - :func:`gaussian` inside optimisers (noisy SGD's gradient noise, noisy mirror descent,
   the objective-perturbation vector) and :func:`gamma`: their noise is never released; the
   estimator releases a model computed from many noisy steps. Where an estimator releases a
-  real vector directly, it goes through the exact lattice samplers.
+  real vector directly (the Laplace and Gaussian mechanisms, Gaussian randomized
+  response), it goes through the exact lattice samplers.
 - :func:`bernoulli` with a float probability: its output is one bit. Randomized response
   rounds its keep-probability *down* to a multiple of 2^-53 and compares integers, so the
   ratio it realises never exceeds e^epsilon.

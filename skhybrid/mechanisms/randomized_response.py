@@ -6,6 +6,7 @@ import numpy as np
 
 from ..accounting import _composition as comp
 from . import _noise
+from .gaussian import gaussian_lattice, zcdp_rho_for
 from ._base import Mechanism, SignRandomizer, check_delta, check_epsilon
 
 __all__ = ["RandomizedResponse", "GaussianRandomizedResponse"]
@@ -59,11 +60,11 @@ class GaussianRandomizedResponse(Mechanism):
     Each agent adds Gaussian noise of standard deviation σ = sqrt(2 ln(2/δ))/ε to its bit;
     averaging N reports estimates the mean of the bits with error O(σ/√N).
 
-    Privacy: a bit has ℓ2-sensitivity 1, so the report is the Gaussian mechanism with
-    μ = 1/σ. The paper's σ is the classic calibration with ln(2/δ) in place of
-    ln(1.25/δ); rather than rely on the classic bound's range of ε, the event records
-    μ = 1/σ and checks against the exact Gaussian curve (Balle & Wang 2018, Thm 8) that
-    the claimed (ε, δ) holds; the constructor raises if it does not.
+    Privacy: a bit has ℓ2-sensitivity 1. The report is the bit plus exact discrete
+    Gaussian noise on a lattice (no floating-point low bits to leak, Mironov 2012), at
+    least the paper's σ (the classic calibration with ln(2/δ) in place of ln(1.25/δ)) and
+    enough for (ε, δ) through zCDP (Canonne, Kamath & Steinke 2020, Thm 4, Cor. 13); the
+    event records that ρ.
 
     Parameters
     ----------
@@ -72,26 +73,34 @@ class GaussianRandomizedResponse(Mechanism):
     """
 
     name = "gaussian_randomized_response"
-    kind = "gaussian"
+    kind = "zcdp"
 
     def __init__(self, epsilon, delta):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta, strictly_positive=True)
-        self.sigma = math.sqrt(2.0 * math.log(2.0 / self.delta)) / self.epsilon
-        exact_delta = comp.gaussian_delta(1.0 / self.sigma, self.epsilon)
-        if exact_delta > self.delta * (1 + 1e-9):
-            raise ValueError(
-                f"Gaussian randomized response with sigma={self.sigma:.4g} is not "
-                f"({self.epsilon}, {self.delta})-DP (its exact delta at this epsilon is "
-                f"{exact_delta:.3g}); use a smaller epsilon or the analytic GaussianMechanism."
-            )
+        # The paper's continuous sigma is a floor: the report is the bit plus exact discrete
+        # Gaussian noise on the lattice 2^-k Z (bits are lattice points, so the lattice costs
+        # nothing), at least this large and within the zCDP budget (epsilon, delta) allows
+        # (Canonne, Kamath & Steinke 2020, Thm 4 and Cor. 13).
+        sigma = math.sqrt(2.0 * math.log(2.0 / self.delta)) / self.epsilon
+        rho = zcdp_rho_for(self.epsilon, self.delta)
+        self.lattice_step, self.sigma_int, self.rho = gaussian_lattice(
+            1.0, rho, 1, integer=True, min_sigma=sigma)
+
+    @property
+    def sigma(self):
+        """The noise standard deviation of a report (lattice step times ``sigma_int``)."""
+        return self.lattice_step * self.sigma_int
 
     def _event_fields(self):
-        return self.epsilon, self.delta, {"mu": 1.0 / self.sigma}
+        return self.epsilon, self.delta, {"rho": self.rho}
 
     def params(self):
         return {"sigma": self.sigma}
 
     def __call__(self, bits, rng):
-        bits = _check_bits(bits).astype(float)
-        return bits + _noise.gaussian(rng, self.sigma, bits.shape or None, tag=self.name)
+        bits = _check_bits(bits).astype(np.int64)
+        index = bits * int(round(1.0 / self.lattice_step))
+        noise = _noise.discrete_gaussian(rng, self.sigma_int, bits.shape or None,
+                                         unit=self.lattice_step, tag=self.name)
+        return (index + noise).astype(np.float64) * self.lattice_step

@@ -24,7 +24,6 @@ from functools import lru_cache
 import numpy as np
 
 from ..accounting import _composition as comp
-from ..mechanisms import GaussianRandomizedResponse
 
 __all__ = [
     "ks_claim41_amplification",
@@ -183,11 +182,19 @@ def gaussian_rr_sigma(epsilon, delta):
     Balle & Wang (:func:`skhybrid.accounting._composition.gaussian_delta`) shows this σ
     is (ε, δ)-DP well beyond that: for every δ ∈ (0, 1) whenever ε ≤ 6.39 (the worst δ
     is ≈ 0.5; the threshold is 8.99 at δ = 1e-4, 7.91 at 1e-2, 10.3 at 1e-8), and it
-    fails above the threshold. :class:`~skhybrid.mechanisms.GaussianRandomizedResponse`
-    checks the exact δ and refuses parameters where it fails; this is its σ.
+    fails above the threshold, where this function refuses it.
+    :class:`~skhybrid.mechanisms.GaussianRandomizedResponse` releases exact discrete
+    Gaussian noise of at least this σ (on a lattice, and more where zCDP needs it).
     """
     _check_eps_delta(epsilon, delta, allow_zero_delta=False)
-    return GaussianRandomizedResponse(epsilon, delta).sigma
+    sigma = math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
+    exact_delta = comp.gaussian_delta(1.0 / sigma, epsilon)
+    if exact_delta > delta * (1 + 1e-9):
+        raise ValueError(
+            f"Gaussian randomized response with sigma={sigma:.4g} is not ({epsilon}, "
+            f"{delta})-DP (its exact delta at this epsilon is {exact_delta:.3g})."
+        )
+    return sigma
 
 
 # --------------------------------------------------------------------------------------

@@ -28,12 +28,13 @@ def test_defaults_beat_the_public_mean_and_approach_source_ridge():
         err = lambda pred: float(np.mean((pred - y_te) ** 2))  # noqa: E731
         mse["mean"].append(err(np.full(len(y_te), y[public].mean())))
         mse["ridge"].append(err(Ridge(alpha=1e-3).fit(X[public], y[public]).predict(X_te)))
-        reg = DiscrepancyAdaptationRegressor(epsilon=1.0, random_state=100 + seed)
-        mse["dp"].append(err(reg.fit(X, y, public_mask=public).predict(X_te)))
-    m = {k: np.mean(v) for k, v in mse.items()}
-    # Measured over these 8 splits: public mean ~11,700, source Ridge 4,686, the defaults
-    # at epsilon = 1: 6,439 (sd 1,752 over splits; without noise 4,954). The old defaults
-    # (no intercept, data_norm=1) gave ~47,000, four times worse than the mean.
+        for rep in range(4):  # four noise draws per split; the noise has a heavy tail
+            reg = DiscrepancyAdaptationRegressor(epsilon=1.0, random_state=100 + 10 * seed + rep)
+            mse["dp"].append(err(reg.fit(X, y, public_mask=public).predict(X_te)))
+    m = {k: np.median(v) for k, v in mse.items()}
+    # Measured over these 8 splits x 4 draws (medians): public mean 11,990, source Ridge
+    # 4,750, the defaults at epsilon = 1 6,250 (without noise 4,954). The old defaults (no
+    # intercept, data_norm=1) gave ~47,000, four times worse than the mean.
     assert m["dp"] < 0.6 * m["mean"]
     assert m["dp"] < 1.5 * m["ridge"]
 

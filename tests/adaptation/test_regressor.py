@@ -166,9 +166,11 @@ def test_noise_spy_matches_events(small, solver, extra):
     if solver == "noisy-moments":
         (draw,) = draws
         sigma = comp.analytic_gaussian_sigma(eps, DELTA, math.sqrt(2) / n)
-        assert (draw.kind, draw.count) == ("gaussian", d * (d + 1) // 2)
-        assert draw.scale == pytest.approx(sigma, rel=1e-9)
-        assert event.mu == pytest.approx(math.sqrt(2) / n / draw.scale, rel=1e-12)
+        assert (draw.kind, draw.count) == ("discrete_gaussian", d * (d + 1) // 2)
+        assert draw.scale >= sigma  # exact lattice noise, at least the continuous sigma
+        # the released lattice noise realises at most the charged rho
+        assert comp.zcdp_epsilon(event.rho, DELTA) <= eps * (1 + 1e-12)
+        assert (math.sqrt(2) / n) ** 2 / (2 * draw.scale**2) <= event.rho * (1 + 1e-9)
         return
     assert len(draws) == K == event.count and all(w.count == m for w in draws)
     assert len({w.scale for w in draws}) == 1

@@ -52,18 +52,19 @@ class _TooLittleNoise(GaussianRandomizedResponse):
 
     def __init__(self, epsilon, delta):
         super().__init__(epsilon, delta)
-        self.sigma = self.sigma / 1.25
+        self.sigma_int = max(1, round(self.sigma_int / 1.25))
 
 
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-5), (2.0, 1e-3)])
 def test_gaussian_rr_report_meets_its_claimed_curve(epsilon, delta):
     rr = GaussianRandomizedResponse(epsilon, delta)
     event = rr.event(population="local")
-    claimed_sigma = 1.0 / event.mu
-    assert claimed_sigma == pytest.approx(np.sqrt(2 * np.log(2 / delta)) / epsilon)
+    claimed_sigma = rr.sigma  # the lattice noise: the paper's sigma, rounded up
+    assert claimed_sigma == pytest.approx(np.sqrt(2 * np.log(2 / delta)) / epsilon, rel=1e-3)
     assert _audit(rr, claimed_sigma, seed=1) <= 0.0
-    # The claimed curve itself is inside the charged (ε, δ).
-    assert comp.gaussian_delta(event.mu, epsilon) <= delta
+    # The charge (rho, converted) covers the report's curve at the charged (ε, δ).
+    assert comp.zcdp_epsilon(event.rho, delta) <= epsilon * (1 + 1e-12)
+    assert comp.gaussian_delta(1.0 / claimed_sigma, epsilon) <= delta
 
 
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-5), (2.0, 1e-3)])

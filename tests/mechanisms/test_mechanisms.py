@@ -54,12 +54,14 @@ def test_event_count_population_source():
 def test_gaussian_event(calibration):
     mech = GaussianMechanism(0.5, 1e-6, sensitivity=3.0, calibration=calibration)
     e = mech.event(count=2)
-    assert (e.mechanism, e.kind, e.epsilon, e.delta, e.count) == ("gaussian", "gaussian", 0.5, 1e-6, 2)
-    assert e.mu == pytest.approx(3.0 / mech.sigma)
-    assert e.rho is None
+    assert (e.mechanism, e.kind, e.epsilon, e.delta, e.count) == ("gaussian", "zcdp", 0.5, 1e-6, 2)
     assert e.params["calibration"] == calibration and e.params["sigma"] == mech.sigma
-    # The declared (ε, δ) holds on the exact curve of the declared μ (Balle & Wang, Thm 8).
-    assert comp.gaussian_delta(e.mu, e.epsilon) <= e.delta * (1 + 1e-9)
+    # The declared (ε, δ) follows from the declared ρ (Canonne, Kamath & Steinke, Cor. 13),
+    # and every lattice release realises at most that ρ, with at least the reference sigma.
+    assert comp.zcdp_epsilon(e.rho, e.delta) <= e.epsilon * (1 + 1e-12)
+    for d in (1, 10, 1000):
+        g, sigma_int, rho = mech.lattice(d)
+        assert rho <= e.rho and g * sigma_int >= mech.sigma
 
 
 @pytest.mark.parametrize("monotonic", [False, True])
@@ -92,15 +94,16 @@ def test_gaussian_randomized_response_event():
     mech = GaussianRandomizedResponse(1.0, 1e-5)
     e = mech.event(population="local")
     assert (e.mechanism, e.kind, e.epsilon, e.delta, e.population) == (
-        "gaussian_randomized_response", "gaussian", 1.0, 1e-5, "local")
-    assert e.mu == pytest.approx(1.0 / math.sqrt(2 * math.log(2 / 1e-5)))
-    assert comp.gaussian_delta(e.mu, 1.0) <= 1e-5
+        "gaussian_randomized_response", "zcdp", 1.0, 1e-5, "local")
+    assert mech.sigma >= math.sqrt(2 * math.log(2 / 1e-5))  # at least the paper's sigma
+    assert comp.zcdp_epsilon(e.rho, 1.0 and 1e-5) <= 1.0 * (1 + 1e-12)
 
 
-def test_gaussian_randomized_response_refuses_invalid_claim():
-    # σ = sqrt(2 ln(2/δ))/ε is not (ε, δ)-DP for large ε: the constructor checks the exact curve.
-    with pytest.raises(ValueError, match="not .*-DP"):
-        GaussianRandomizedResponse(20.0, 0.1)
+def test_gaussian_randomized_response_adds_noise_where_the_paper_sigma_is_not_enough():
+    # sigma = sqrt(2 ln(2/delta))/epsilon is not (20, 0.1)-DP: the lattice noise is larger.
+    mech = GaussianRandomizedResponse(20.0, 0.1)
+    assert mech.sigma > math.sqrt(2 * math.log(2 / 0.1)) / 20.0
+    assert comp.zcdp_epsilon(mech.rho, 0.1) <= 20.0 * (1 + 1e-12)
 
 
 # --------------------------------------------------------------------------- validation
@@ -210,11 +213,11 @@ def test_record_noise_per_mechanism():
     expected = [
         ("laplace", 4.0, 12, "laplace"),
         ("laplace", 4.0, 1, "laplace"),
-        ("gaussian", gauss.sigma, 12, "gaussian"),
+        ("discrete_gaussian", gauss.lattice(12)[0] * gauss.lattice(12)[1], 12, "gaussian"),
         ("gumbel", 4.0, 4, "exponential"),
         ("laplace", 2.0, 4, "report_noisy_max"),
         ("bernoulli", 1.0 - rr.keep_probability, 6, "randomized_response"),
-        ("gaussian", grr.sigma, 5, "gaussian_randomized_response"),
+        ("discrete_gaussian", grr.sigma, 5, "gaussian_randomized_response"),
     ]
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
@@ -229,8 +232,8 @@ def test_record_noise_nesting_and_exit():
         with record_noise() as inner:
             gaussian_mechanism(0.0, sensitivity=1.0, epsilon=1.0, delta=1e-5, rng=rng)
     laplace_mechanism(0.0, sensitivity=1.0, epsilon=1.0, rng=rng)  # not recorded
-    assert [d.kind for d in outer] == ["discrete_laplace", "gaussian"]
-    assert [d.kind for d in inner] == ["gaussian"]
+    assert [d.kind for d in outer] == ["discrete_laplace", "discrete_gaussian"]
+    assert [d.kind for d in inner] == ["discrete_gaussian"]
 
 
 def test_noise_scale_matches_declared_event():
@@ -241,7 +244,8 @@ def test_noise_scale_matches_declared_event():
         gauss(np.zeros(2), _rng())
     # The lattice noise is never smaller than the event claims, and at most 0.2 % larger.
     assert 3.0 / draws[0].scale <= lap.event().epsilon <= 1.002 * 3.0 / draws[0].scale
-    assert gauss.event().mu == pytest.approx(3.0 / draws[1].scale)
+    g, sigma_int, rho = gauss.lattice(2)
+    assert draws[1].scale == g * sigma_int >= gauss.sigma and rho <= gauss.event().rho
 
 
 # --------------------------------------------------------------------------- RNG discipline

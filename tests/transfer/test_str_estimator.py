@@ -10,6 +10,7 @@ from sklearn.svm import LinearSVC
 
 from skhybrid.accounting import PrivacyAccountant
 from skhybrid.learners import DPLogisticRegression
+from skhybrid.mechanisms import GaussianRandomizedResponse
 from skhybrid.mechanisms._noise import record_noise
 from skhybrid.datasets import make_shifted_gaussians
 from skhybrid.transfer._privacy import str_curator_guarantee
@@ -105,7 +106,8 @@ def test_private_fit_charges_exactly_the_computed_guarantee():
     assert g.total_epsilon <= EPS
     sigma = math.sqrt(2 * math.log(2 / DELTA)) / EPS
     assert (local[0].epsilon, local[0].delta, local[0].count) == (EPS, DELTA, 1)
-    assert local[0].mu == pytest.approx(1 / sigma)
+    rr = GaussianRandomizedResponse(EPS, DELTA)
+    assert local[0].rho == rr.rho and sigma <= rr.sigma <= sigma * 1.001
     assert clf.privacy_spent_["central"] == (g.total_epsilon, g.total_delta)
     assert clf.privacy_spent_["local"][0] <= EPS and clf.privacy_spent_["local"][1] <= DELTA
     # The learner clones ran with the per-round (ε_M, δ_M) and never charged themselves.
@@ -135,8 +137,9 @@ def test_noise_spy_sees_every_round():
     learner = [d for d in draws if d.tag == "objective_perturbation"]
     assert [d.count for d in subsample] == [M1] * T
     assert [d.count for d in rr] == [50] * T
-    ev_mu = clf.privacy_events_[1].mu
-    assert all(d.scale == pytest.approx(1 / ev_mu) for d in rr)
+    sigma = GaussianRandomizedResponse(EPS, DELTA).sigma  # the reports' lattice noise
+    assert clf.privacy_events_[1].rho == GaussianRandomizedResponse(EPS, DELTA).rho
+    assert all(d.scale == pytest.approx(sigma) for d in rr)
     assert len(learner) == T  # one objective-perturbation fit per round
     eps_prime = {d.scale for d in learner}
     assert len(eps_prime) == 1  # every round's learner at the same (ε_M, δ_M)
