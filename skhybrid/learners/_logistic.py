@@ -21,6 +21,9 @@ from ._objective_perturbation import ObjectivePerturbation, clip_rows
 
 __all__ = ["DPLogisticRegression"]
 
+# Largest gradient norm accepted silently as "the minimiser" (rows are normalised to ‖x‖ ≤ 1).
+_STATIONARITY_WARN = 1e-7
+
 
 def _public_minimiser(X_hat, y_pm, C, norm, tol):
     """scikit-learn's objective (same C) on public rows only: public data, no noise."""
@@ -28,9 +31,6 @@ def _public_minimiser(X_hat, y_pm, C, norm, tol):
     problem = ObjectivePerturbation(math.inf, 1.0 / (C * n_pub * norm**2), n_pub)
     u, _, _ = problem.solve(X_hat, y_pm, np.zeros(X_hat.shape[1]), tol=tol, max_iter=200)
     return u
-
-# Largest gradient norm accepted silently as "the minimiser" (rows are normalised to ‖x‖ ≤ 1).
-_STATIONARITY_WARN = 1e-7
 
 
 class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator):
@@ -69,8 +69,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         Weight of each public row's loss. Objective perturbation's noise does not depend
         on the public rows, so up-weighting them (e.g. to n_private / n_public) lets them
         pull the model against the noise at no privacy cost; private rows always weigh 1.
-        With the default, a fit with public rows equals the all-private fit with the same
-        noise, and only the charge differs.
+        With ``public_rows="objective"`` and weight 1, a fit with public rows equals the
+        all-private fit with the same noise, and only the charge differs.
     public_rows : {"auto", "objective"}, default="auto"
         How public rows pay. ``"objective"``: they only enter the perturbed objective
         (Chaudhuri, Monteleoni & Sarwate 2011 with public rows; see
@@ -253,10 +253,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         row_weight = np.where(public, self.public_weight, 1.0)
 
         with single_blas_thread_if_small(X_hat.shape[1]):
-            return self._solve_all(X, y, X_hat, public, norm, lam, has_private, mechanism,
+            return self._solve_all(y, X_hat, public, norm, has_private, mechanism,
                                    row_weight, n_problems, rng)
 
-    def _solve_all(self, X, y, X_hat, public, norm, lam, has_private, mechanism, row_weight,
+    def _solve_all(self, y, X_hat, public, norm, has_private, mechanism, row_weight,
                    n_problems, rng):
         """The one-vs-rest problems (BLAS on one thread: small dense products)."""
         private_release = has_private and not self.nonprivate
@@ -268,7 +268,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             center = None
             if use_public:  # the same objective on the public rows alone: public, free
                 center = _public_minimiser(X_hat[public], y_pm[public], self.C, norm, self.tol)
-                public_coefs.append(center / norm)
+                public_coefs.append(center)
             b = mechanism.draw_noise(X_hat.shape[1], rng)
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
                                                 max_iter=self.max_iter, center=center)
@@ -291,13 +291,15 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             if self.verbose:
                 done = "solved" if private_release else f"{nit} iterations"
                 print(f"[DPLogisticRegression] problem {k + 1}/{n_problems}: {done}")
-            coefs.append(u / norm)
+            coefs.append(u)
             n_iter.append(nit)
 
-        theta = np.vstack(coefs)
+        U = np.vstack(coefs)  # coefficients on the normalised rows X_hat
         self.public_model_selected_ = False
-        if use_public and self._public_model_wins(X, y, public, theta, np.vstack(public_coefs)):
-            theta, self.public_model_selected_ = np.vstack(public_coefs), True
+        if use_public and self._public_model_wins(X_hat[public], y[public], U,
+                                                  np.vstack(public_coefs), norm):
+            U, self.public_model_selected_ = np.vstack(public_coefs), True
+        theta = U / norm
         if self.fit_intercept:
             self.coef_ = theta[:, :-1]
             self.intercept_ = theta[:, -1] * self.intercept_scaling
@@ -315,34 +317,23 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         labels = y[public]
         return all(np.sum(labels == c) >= 2 for c in self.classes_)
 
-    def _public_model_wins(self, X, y, public, theta_dp, theta_pub):
+    def _public_model_wins(self, Xh, yp, U_dp, U_pub, norm):
         """Post-processing on public rows only: keep the DP model unless the public-only
-        model predicts the public rows better under cross-validation (the DP model is
-        scored on them in-sample, which favours it)."""
-        Xp, yp = X[public], y[public]
-        dp_acc = np.mean(self._predict_with(theta_dp, Xp) == yp)
+        model predicts the public rows (``Xh``, normalised) at least as well under 5-fold
+        cross-validation; the DP model is scored on them in-sample, which favours it."""
+        dp_acc = np.mean(self._labels(Xh @ U_dp.T) == yp)
         folds = np.arange(len(yp)) % min(5, len(yp))
-        hits = 0
-        norm = math.sqrt(self.data_norm**2 + (self.intercept_scaling**2 if self.fit_intercept
-                                              else 0))
-        Xh = clip_rows(Xp, self.data_norm)
-        if self.fit_intercept:
-            Xh = np.hstack([Xh, np.full((len(yp), 1), self.intercept_scaling)])
-        Xh = Xh / norm
         targets = [self.classes_[1]] if len(self.classes_) == 2 else self.classes_
+        hits = 0
         for f in np.unique(folds):
             train, test = folds != f, folds == f
-            coefs = [_public_minimiser(Xh[train], np.where(yp[train] == c, 1.0, -1.0), self.C,
-                                       norm, self.tol) / norm for c in targets]
-            hits += np.sum(self._predict_with(np.vstack(coefs), Xp[test]) == yp[test])
+            U = np.vstack([_public_minimiser(Xh[train], np.where(yp[train] == c, 1.0, -1.0),
+                                             self.C, norm, self.tol) for c in targets])
+            hits += np.sum(self._labels(Xh[test] @ U.T) == yp[test])
         return hits / len(yp) >= dp_acc  # ties: the public model, which costs nothing
 
-    def _predict_with(self, theta, X):
-        Xc = X
-        if self.fit_intercept:
-            scores = Xc @ theta[:, :-1].T + theta[:, -1] * self.intercept_scaling
-        else:
-            scores = Xc @ theta.T
+    def _labels(self, scores):
+        """Labels from one-vs-rest scores, as ``predict`` turns decision values into them."""
         if scores.shape[1] == 1:
             return self.classes_[(scores[:, 0] > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
