@@ -1,0 +1,192 @@
+"""The price of a search, before it runs."""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import (
+    BaseCrossValidator,
+    ParameterGrid,
+    ParameterSampler,
+    StratifiedKFold,
+    check_cv,
+)
+from sklearn.model_selection._search import BaseSearchCV
+
+from ..accounting import BudgetExceededError, POPULATIONS, PrivacyEvent, best_view, compose_events
+from ._probe import privacy_prefix, probe_events
+from ._scorers import _DPScorer, _PublicScorer
+from ._search import PrivateSearchCV
+
+__all__ = ["SearchCost", "search_cost"]
+
+
+@dataclass
+class SearchCost:
+    """What a search would charge.
+
+    Attributes
+    ----------
+    spent : dict
+        ``{population: (epsilon, delta)}`` under the accountant's reporting rule.
+    n_fits : int
+        Fits that charge (folds × candidates, plus the refit).
+    n_private_scores : int
+        Charged DP scores.
+    uncovered : list of str
+        Releases no charge covers (scores of private rows in the clear, label-dependent
+        splits). Empty for a fully covered search.
+    events : list of PrivacyEvent
+        Every event the search would record.
+    """
+
+    spent: dict
+    n_fits: int
+    n_private_scores: int
+    uncovered: list = field(default_factory=list)
+    events: list = field(default_factory=list, repr=False)
+
+    def __str__(self):
+        eps, delta = self.spent["central"]
+        text = (f"this search costs (epsilon={eps:.6g}, delta={delta:.3g}) on the private rows "
+                f"({self.n_fits} charged fits, {self.n_private_scores} charged scores)")
+        if self.uncovered:
+            text += "; NOT covered: " + "; ".join(self.uncovered)
+        return text
+
+
+def search_cost(search, X, y, *, accountant=None, **fit_params):
+    """Price a search before running it; refuse it up front if it does not fit a budget.
+
+    For :class:`PrivateSearchCV` the price is its ``(epsilon, delta)``. For scikit-learn's
+    ``GridSearchCV`` / ``RandomizedSearchCV`` over a skhybrid estimator, every fold of
+    every candidate and the refit are probed for the events their fits would charge
+    (nothing is trained), the charged scores of a :func:`dp_scorer` are added, and the
+    events are composed as the accountant composes them. Releases that no charge covers
+    are listed in ``uncovered``: scores of private rows by a plain scorer, and a
+    label-dependent split (``StratifiedKFold``, the default ``cv`` for classifiers), whose
+    fold membership depends on private labels.
+
+    Parameters
+    ----------
+    search : PrivateSearchCV, GridSearchCV or RandomizedSearchCV
+        The (unfitted) search.
+    X : array-like of shape (n_samples, n_features)
+        The rows it will be fitted on.
+    y : array-like of shape (n_samples,)
+        Labels or targets.
+    accountant : PrivacyAccountant, default=None
+        If given, raise :class:`~skhybrid.BudgetExceededError` when the search does not fit
+        in its remaining budget (nothing is charged either way).
+    **fit_params : dict
+        The parameters the search's ``fit`` will get (masks).
+
+    Returns
+    -------
+    cost : SearchCost
+        ``str(cost)`` reads "this search costs (ε, δ) ...".
+
+    Raises
+    ------
+    BudgetExceededError
+        When ``accountant`` cannot pay for the search.
+    """
+    if isinstance(search, PrivateSearchCV):
+        search._check_params()
+        events = [_private_search_event(search)]
+        cost = _cost(events, n_fits=0, n_scores=0, uncovered=[])
+    elif isinstance(search, BaseSearchCV):
+        cost = _sklearn_search_cost(search, X, y, fit_params)
+    else:
+        raise ValueError("search must be a PrivateSearchCV, GridSearchCV or RandomizedSearchCV; "
+                         f"got {type(search).__name__}.")
+    if accountant is not None and not accountant.can_spend(cost.events):
+        raise BudgetExceededError(
+            f"The search does not fit in the remaining budget "
+            f"{accountant.remaining('central')}: {cost}. Nothing was charged.")
+    return cost
+
+
+def _private_search_event(search):
+    from ._selection import random_stopping_epsilon, run_epsilon_for_budget
+
+    if math.isinf(search.epsilon):
+        return PrivacyEvent("random-stopping-search", "nonprivate", math.inf)
+    m = search.n_iter or _default_runs(search)
+    run_eps = run_epsilon_for_budget(search.epsilon, search.delta, m)
+    total, analysis = random_stopping_epsilon(run_eps, search.delta, m)
+    if analysis == "pure":
+        return PrivacyEvent("random-stopping-search", "pure", total)
+    return PrivacyEvent("random-stopping-search", "approx", total, search.delta)
+
+
+def _default_runs(search):
+    _, grid = search._candidate_space()
+    return min(2 * len(grid), 200) if grid is not None else 20
+
+
+def _sklearn_search_cost(search, X, y, fit_params):
+    estimator = search.estimator
+    prefix = privacy_prefix(estimator)
+    if hasattr(search, "param_grid"):
+        candidates = list(ParameterGrid(search.param_grid))
+    else:
+        candidates = list(ParameterSampler(search.param_distributions, search.n_iter,
+                                           random_state=search.random_state))
+    y = np.asarray(y)
+    n = y.shape[0]
+    cv = check_cv(search.cv, y, classifier=is_classifier(estimator))
+    uncovered = []
+    if isinstance(cv, StratifiedKFold) or "Stratified" in type(cv).__name__:
+        uncovered.append(
+            f"the folds of {type(cv).__name__} depend on the private labels; use "
+            "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
+    splits = list(cv.split(X, y))
+    events, n_fits = [], 0
+    for params in candidates:
+        for train, _ in splits:
+            events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
+            n_fits += 1
+    refit = search.refit is not False
+    if refit:
+        best_guess = candidates[0]  # the refit's candidate is unknown; price the dearest
+        priced = [_probe(estimator, prefix, p, X, y, np.arange(n), fit_params, n)
+                  for p in candidates]
+        refit_events = max(priced, key=lambda ev: sum(e.epsilon * e.count for e in ev),
+                           default=_probe(estimator, prefix, best_guess, X, y, np.arange(n),
+                                          fit_params, n))
+        events += refit_events
+        n_fits += 1
+    scorers = search.scoring if isinstance(search.scoring, dict) else {"score": search.scoring}
+    n_scores = 0
+    for scorer in scorers.values():
+        n_calls = len(candidates) * len(splits) * (2 if search.return_train_score else 1)
+        if isinstance(scorer, _DPScorer):
+            events += [scorer.event()] * n_calls
+            n_scores += n_calls
+        elif not isinstance(scorer, _PublicScorer):
+            uncovered.append(
+                f"{n_calls} fold scores by {scorer or 'the estimator score method'} read "
+                "private validation rows in the clear (use public_scorer or dp_scorer)")
+    return _cost(events, n_fits, n_scores, uncovered)
+
+
+def _probe(estimator, prefix, params, X, y, rows, fit_params, n):
+    routed = {key: (np.asarray(value)[rows] if np.ndim(value) == 1 and len(value) == n
+                    else value) for key, value in fit_params.items()}
+    X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
+    est = clone(estimator).set_params(**params)
+    events = probe_events(est, prefix, X_rows, y[rows], routed)
+    if events is None:
+        raise ValueError(f"{type(estimator).__name__} fitted without charging; its cost is "
+                         "unknown.")
+    return events
+
+
+def _cost(events, n_fits, n_scores, uncovered):
+    spent = {}
+    for population in POPULATIONS:
+        mine = [e for e in events if e.population == population]
+        spent[population] = best_view(compose_events(mine))[1] if mine else (0.0, 0.0)
+    return SearchCost(spent, n_fits, n_scores, uncovered, events)

@@ -1,0 +1,218 @@
+"""Scores that a search may release: exact on public rows, noisy on private rows.
+
+A score computed on private validation rows is a release, not post-processing of the
+fit. The scores here are sums of a bounded per-row score (a 0/1 hit for ``"accuracy"``,
+an absolute error clipped at ``score_bound`` for ``"neg_mean_absolute_error"``): one
+replaced private row moves the private sum by at most the bound, so the Laplace
+mechanism on the lattice (Dwork et al. 2006, Thm 1; exact noise: Canonne, Kamath &
+Steinke 2020, Alg. 2) makes the private part ε-DP, and adding the public part and
+dividing by the public number of rows is post-processing.
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.metadata_routing import MetadataRequest
+
+from .._validation import check_epsilon, check_generator, check_mask
+from ..accounting import PrivacyAccountant
+from ..mechanisms import LaplaceMechanism
+
+__all__ = ["public_scorer", "dp_scorer", "METRICS"]
+
+#: Metrics with a bounded per-row score, and the sign that makes greater better.
+METRICS = {"accuracy": 1.0, "neg_mean_absolute_error": -1.0}
+
+
+def check_metric(metric, score_bound, estimator=None):
+    """Validate ``metric`` and its per-row bound; returns the bound."""
+    if metric not in METRICS:
+        raise ValueError(
+            f"metric must be one of {sorted(METRICS)}; got {metric!r}. Private scores need "
+            "a per-row score with a public bound."
+        )
+    if metric == "accuracy":
+        if estimator is not None and not is_classifier(estimator):
+            raise ValueError("metric='accuracy' needs a classifier; use "
+                             "metric='neg_mean_absolute_error' with score_bound for a regressor.")
+        return 1.0
+    if not (isinstance(score_bound, Real) and math.isfinite(score_bound) and score_bound > 0):
+        raise ValueError(
+            "metric='neg_mean_absolute_error' needs score_bound, a public bound (> 0) at "
+            f"which each row's absolute error is clipped; got score_bound={score_bound!r}."
+        )
+    return float(score_bound)
+
+
+def row_scores(estimator, X, y, metric, bound):
+    """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors."""
+    pred = estimator.predict(X)
+    y = np.asarray(y)
+    if metric == "accuracy":
+        return (pred == y).astype(np.int64)
+    return np.minimum(np.abs(np.asarray(pred, dtype=float) - y.astype(float)), bound)
+
+
+def noisy_mean_score(scores, private, metric, bound, epsilon, rng):
+    """The score over all rows, with the private rows' sum released by the Laplace
+    mechanism at ``epsilon`` (``epsilon=np.inf``: exact)."""
+    private = np.asarray(private, dtype=bool)
+    total = scores[~private].sum()
+    if private.any():
+        private_sum = scores[private].sum()
+        if math.isinf(epsilon):
+            total = total + private_sum
+        else:
+            total = total + float(LaplaceMechanism(epsilon, bound)(private_sum, rng))
+    return METRICS[metric] * float(total) / scores.size
+
+
+class _RowScorer:
+    """A scikit-learn scorer ``scorer(estimator, X, y, public_mask=...)``.
+
+    With ``sklearn.set_config(enable_metadata_routing=True)`` a search or
+    ``cross_validate`` routes each validation fold's part of ``public_mask`` here.
+    """
+
+    def __init__(self, metric, score_bound):
+        self.metric = metric
+        self.score_bound = score_bound
+
+    def get_metadata_routing(self):
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="public_mask", alias=True)
+        return request
+
+    def _mask(self, public_mask, n_rows):
+        if public_mask is None:
+            raise ValueError(
+                f"{type(self).__name__[1:]} needs the validation fold's public_mask. Turn on "
+                "scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing="
+                "True)) and pass public_mask to the search's or cross_validate's fit."
+            )
+        return check_mask(public_mask, n_rows, "public_mask")
+
+
+class _PublicScorer(_RowScorer):
+    def __call__(self, estimator, X, y, public_mask=None):
+        public = self._mask(public_mask, len(y))
+        if not public.any():
+            raise ValueError(
+                "public_scorer got a validation fold with no public row, so it has nothing "
+                "it may score for free. Use more public rows, fewer folds, or dp_scorer."
+            )
+        bound = check_metric(self.metric, self.score_bound, estimator)
+        scores = row_scores(estimator, _rows(X, public), np.asarray(y)[public], self.metric, bound)
+        return METRICS[self.metric] * float(scores.sum()) / scores.size
+
+    def __repr__(self):
+        return f"public_scorer(metric={self.metric!r})"
+
+
+class _DPScorer(_RowScorer):
+    def __init__(self, metric, score_bound, epsilon, accountant, random_state):
+        super().__init__(metric, score_bound)
+        self.epsilon = epsilon
+        self.accountant = accountant
+        self.random_state = random_state
+        # One stream for all calls: an int seed must not repeat the same noise per fold.
+        self._rng = check_generator(random_state)
+
+    def event(self):
+        return LaplaceMechanism(self.epsilon, check_metric(self.metric, self.score_bound)).event(
+            source="dp_scorer")
+
+    def __call__(self, estimator, X, y, public_mask=None):
+        n_rows = len(y)
+        public = (np.zeros(n_rows, dtype=bool) if public_mask is None
+                  else check_mask(public_mask, n_rows, "public_mask"))
+        bound = check_metric(self.metric, self.score_bound, estimator)
+        if (~public).any() and self.accountant is not None:
+            self.accountant.spend([self.event()])
+        scores = row_scores(estimator, X, y, self.metric, bound)
+        return noisy_mean_score(scores, ~public, self.metric, bound, self.epsilon, self._rng)
+
+    def __repr__(self):
+        return f"dp_scorer(metric={self.metric!r}, epsilon={self.epsilon!r})"
+
+
+def _rows(X, keep):
+    return X.iloc[keep] if hasattr(X, "iloc") else X[keep]
+
+
+def public_scorer(metric="accuracy", *, score_bound=None):
+    """A scorer that scores the public rows of each validation fold only: free.
+
+    A score on public rows is a function of the (already charged) model and public data,
+    so a search that ranks candidates with it charges nothing beyond the candidates'
+    fits. Use it in scikit-learn's ``GridSearchCV`` / ``cross_validate`` with metadata
+    routing on; it refuses a fold that has no public row. Choosing among privately
+    trained models by public scores still releases every fit, so the search costs the
+    sum of its fits (see :func:`search_cost`); :class:`PrivateSearchCV` pays for one
+    selection instead.
+
+    Parameters
+    ----------
+    metric : {"accuracy", "neg_mean_absolute_error"}, default="accuracy"
+        The score; greater is better.
+    score_bound : float, default=None
+        Clipping bound of a row's absolute error (``"neg_mean_absolute_error"`` only).
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, public_mask=...)``.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.model_selection import GridSearchCV, KFold
+    >>> from skhybrid import DPLogisticRegression
+    >>> from skhybrid.model_selection import public_scorer
+    >>> search = GridSearchCV(DPLogisticRegression(epsilon=1.0, classes=[0, 1]),
+    ...                       {"C": [0.1, 1.0]}, scoring=public_scorer(),
+    ...                       cv=KFold(3, shuffle=True, random_state=0))
+    """
+    check_metric(metric, score_bound)
+    return _PublicScorer(metric, score_bound)
+
+
+def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
+              random_state=None):
+    """A scorer whose score on private rows is ε-DP, charged to an accountant per call.
+
+    Public rows of the validation fold (routed ``public_mask``; without it every row
+    counts as private) are scored exactly; the private rows' sum of bounded per-row
+    scores goes through the Laplace mechanism on a lattice. Each call charges one
+    ε-DP event *before* it reads the fold. In a plain ``GridSearchCV`` every fold score
+    is charged, so the total is the fits plus the scores (:func:`search_cost` prices it);
+    :class:`PrivateSearchCV` is the cheaper route to one tuned model.
+
+    Parameters
+    ----------
+    metric : {"accuracy", "neg_mean_absolute_error"}, default="accuracy"
+        The score; greater is better.
+    epsilon : float
+        ε of each call (> 0).
+    score_bound : float, default=None
+        Clipping bound of a row's absolute error (``"neg_mean_absolute_error"`` only).
+    accountant : PrivacyAccountant, default=None
+        Charged once per call. With joblib workers use a durable ledger.
+    random_state : int, Generator or None, default=None
+        Noise source, one stream for all calls in a process. ``None`` (fresh entropy) for
+        releases: with joblib workers, every worker gets a copy of a seeded stream and
+        repeats its noise.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, public_mask=None)``.
+    """
+    check_epsilon(epsilon, "epsilon", allow_inf=False)
+    check_metric(metric, score_bound)
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise ValueError("accountant must be None or a skhybrid PrivacyAccountant; got "
+                         f"{type(accountant).__name__}.")
+    return _DPScorer(metric, score_bound, epsilon, accountant, random_state)

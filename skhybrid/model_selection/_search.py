@@ -1,0 +1,469 @@
+"""PrivateSearchCV: a hyperparameter search whose whole release is covered by one charge."""
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
+
+import numpy as np
+import sklearn
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_delta, check_epsilon, check_generator, check_mask
+from ..accounting import PrivacyAccountant, PrivacyEvent
+from ._probe import mask_fit_params, privacy_prefix, probe_events
+from ._scorers import METRICS, check_metric, noisy_mean_score, row_scores
+from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
+
+__all__ = ["PrivateSearchCV"]
+
+_MASKS = ("public_mask", "curator_mask")
+
+
+class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Private hyperparameter search by random stopping: one charge covers everything.
+
+    The total budget (``epsilon``, ``delta``) is fixed before the search runs and charged
+    once, before any row is read. The private rows are split once, at random and
+    independently of the data, into training and validation rows. A *run* draws one
+    candidate (uniformly from the grid, or from the distributions), fits it on the
+    training rows and public rows with ``epsilon = run_epsilon_``, and scores it on the
+    held-out rows: public rows exactly, private rows through the Laplace mechanism at the
+    same ``run_epsilon_`` (a replaced private row is in the training part or the validation
+    part, never both, so a run is ``run_epsilon_``-DP, not twice that). The search runs
+    K ~ Geometric(1/``n_iter``) times (K drawn exactly, independently of the data) and
+    releases the best run only. That release is ``3 run_epsilon_``-DP (Liu & Talwar 2019,
+    Thm 3.4); with ``delta > 0`` the Rényi analysis of Papernot & Steinke (2022, Thm 2)
+    is used where it is smaller. ``run_epsilon_`` is derived from the total, never the
+    other way round; the cost does not grow with ``n_iter``.
+
+    Read more in the :ref:`User Guide <private_search>`.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A skhybrid estimator with ``epsilon`` and ``accountant`` parameters whose fit is
+        pure ε-DP at ``delta=0`` for the central population (or a Pipeline whose private
+        step is one, e.g. after a :class:`~skhybrid.PublicFitTransformer`). Estimators
+        whose fits need ``delta > 0`` or spend local agents' budgets are refused before
+        anything is charged, with the reason.
+    param_distributions : dict or list of dicts
+        As in scikit-learn's ``GridSearchCV`` (lists of values: a grid, sampled uniformly)
+        or ``RandomizedSearchCV`` (lists or scipy distributions with ``rvs``).
+    epsilon : float
+        Total ε of the search (> 0), every attribute included. ``np.inf`` runs the
+        non-private baseline: every grid point (or ``n_iter`` sampled candidates), scored
+        exactly.
+    delta : float, default=0.0
+        Total δ. ``0`` gives a pure-DP search.
+    n_iter : int, default=None
+        Expected number of runs m = E[K] (≥ 2). ``None``: twice the grid's size for a
+        grid (capped at 200), 20 for distributions. Larger values try more candidates at
+        no privacy cost, only time.
+    metric : {"accuracy", "neg_mean_absolute_error"}, default=None
+        The validation score; ``None`` picks accuracy for classifiers.
+        ``"neg_mean_absolute_error"`` needs ``score_bound``.
+    score_bound : float, default=None
+        Public bound at which a row's absolute error is clipped (regressors).
+    score_rows : {"all", "public"}, default="all"
+        ``"all"`` scores held-out public rows exactly and held-out private rows with
+        noise. ``"public"`` scores held-out public rows only and trains on every private
+        row (needs public rows).
+    validation_size : float in (0, 1), default=0.25
+        Share of the private rows (and of the public rows) held out for scoring.
+    refit : bool, default=True
+        Keep the selected run's model as ``best_estimator_`` (trained on the training
+        rows). Unlike ``GridSearchCV``, it is not retrained on all rows: that would be a
+        second release costing another fit.
+    accountant : PrivacyAccountant, default=None
+        Charged once, at the start of ``fit``. ``None`` uses the estimator's accountant,
+        if any.
+    n_jobs : int, default=None
+        Runs in parallel (joblib). The candidates charge nothing themselves, so any
+        ledger works.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the split, K, the candidates and every run's noise. ``None`` for releases.
+    verbose : int, default=0
+        Prints the search's public parameters and the selected candidate. No per-run
+        progress: the number of runs must stay hidden.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The selected candidate's parameters.
+    best_score_ : float
+        Its noisy validation score (greater is better).
+    best_estimator_ : estimator
+        Its model (when ``refit=True``).
+    cv_results_ : dict of lists
+        One row, the selected candidate: ``params``, ``param_<name>``,
+        ``mean_test_score``, ``rank_test_score``. The other runs' candidates, scores and
+        their number are not released (the guarantee needs them hidden), except for
+        ``epsilon=np.inf`` where every candidate is listed.
+    run_epsilon_ : float
+        ε of each run (its fit and, separately, its score).
+    privacy_spent_ : dict
+        ``{"central": (ε, δ), "local": (0, 0)}``: what the search charged.
+    analysis_ : {"pure", "rdp", "nonprivate"}
+        Which bound gave ``privacy_spent_``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    skhybrid.model_selection.public_scorer : Free scores on public rows for sklearn's searches.
+    skhybrid.model_selection.dp_scorer : Charged DP scores for sklearn's searches.
+    skhybrid.model_selection.search_cost : What a search costs, before it runs.
+
+    Notes
+    -----
+    The time a search takes grows with K, which the guarantee hides: an observer who
+    times the search learns about K (not about the data). The split, K and the
+    candidates are drawn from ``random_state`` only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skhybrid import DPLogisticRegression
+    >>> from skhybrid.model_selection import PrivateSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
+    >>> search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1, 10]},
+    ...                          epsilon=1.0, random_state=0).fit(X, y)
+    >>> search.privacy_spent_["central"]
+    (1.0, 0.0)
+    """
+
+    def __init__(self, estimator, param_distributions, *, epsilon, delta=0.0, n_iter=None,
+                 metric=None, score_bound=None, score_rows="all", validation_size=0.25,
+                 refit=True, accountant=None, n_jobs=None, random_state=None, verbose=0):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_iter = n_iter
+        self.metric = metric
+        self.score_bound = score_bound
+        self.score_rows = score_rows
+        self.validation_size = validation_size
+        self.refit = refit
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self):
+        check_epsilon(self.epsilon, "epsilon", allow_inf=True)
+        check_delta(self.delta, "delta")
+        if self.accountant is not None and not isinstance(self.accountant, PrivacyAccountant):
+            raise ValueError("accountant must be None or a skhybrid PrivacyAccountant; got "
+                             f"{type(self.accountant).__name__}.")
+        if self.score_rows not in ("all", "public"):
+            raise ValueError(f"score_rows must be 'all' or 'public'; got {self.score_rows!r}.")
+        if not (isinstance(self.validation_size, Real) and 0 < self.validation_size < 1):
+            raise ValueError("validation_size must be a float in (0, 1); got "
+                             f"{self.validation_size!r}.")
+        if self.n_iter is not None and not (
+                isinstance(self.n_iter, Integral) and not isinstance(self.n_iter, bool)
+                and self.n_iter >= 2):
+            raise ValueError(f"n_iter must be an integer >= 2 or None; got {self.n_iter!r}.")
+        metric = self.metric
+        if metric is None:
+            if not is_classifier(self.estimator):
+                raise ValueError("metric=None picks accuracy, which needs a classifier; for a "
+                                 "regressor set metric='neg_mean_absolute_error' and score_bound.")
+            metric = "accuracy"
+        bound = check_metric(metric, self.score_bound, self.estimator)
+        return metric, bound
+
+    def _candidate_space(self):
+        dists = self.param_distributions
+        if isinstance(dists, Mapping):
+            dists = [dists]
+        if not (isinstance(dists, Sequence) and dists
+                and all(isinstance(d, Mapping) and d for d in dists)):
+            raise ValueError("param_distributions must be a non-empty dict or list of non-empty "
+                             f"dicts; got {self.param_distributions!r}.")
+        is_grid = all(isinstance(v, Sequence) and not isinstance(v, str)
+                      for d in dists for v in d.values())
+        if is_grid:
+            grid = ParameterGrid(dists)
+            if len(grid) == 0:
+                raise ValueError("param_distributions has an empty list of values: the grid "
+                                 "has no candidate.")
+        else:
+            grid = None
+        reserved = {"epsilon", "delta", "accountant", "random_state"}
+        tuned = {key.rsplit("__", 1)[-1] for d in dists for key in d}
+        if tuned & reserved:
+            raise ValueError(
+                f"param_distributions sets {sorted(tuned & reserved)}, which the search sets "
+                "itself (each run's budget and noise). Remove them.")
+        return dists, grid
+
+    # ---------------------------------------------------------------------- fit
+    def fit(self, X, y, *, public_mask=None, curator_mask=None):
+        """Charge the search's budget, run it, release the best run.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (public and private).
+        y : array-like of shape (n_samples,)
+            Labels or targets.
+        public_mask : array-like of bool, default=None
+            Public rows, for estimators that take one (routed to them as usual).
+        curator_mask : array-like of bool, default=None
+            Curator rows, for hybrid-model estimators. Rows outside it are local agents,
+            whose messages from every run would be seen: such fits are refused.
+
+        Returns
+        -------
+        self : object
+            The fitted search.
+        """
+        metric, bound = self._check_params()
+        prefix = privacy_prefix(self.estimator)
+        dists, grid = self._candidate_space()
+        X_checked = check_array(X, accept_sparse=True, ensure_all_finite=False, dtype=None)
+        n = X_checked.shape[0]
+        y = np.asarray(y)
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
+        index = getattr(X, "index", None)
+        masks = {name: check_mask(m, n, name, index=index)
+                 for name, m in (("public_mask", public_mask), ("curator_mask", curator_mask))
+                 if m is not None}
+        if len(masks) > 1:
+            raise ValueError("Pass public_mask or curator_mask, not both.")
+        public = masks.get("public_mask", np.zeros(n, dtype=bool))
+        rng = check_generator(self.random_state)
+        nonprivate = math.isinf(self.epsilon)
+
+        if nonprivate:
+            candidates = (list(grid) if grid is not None else list(ParameterSampler(
+                dists, self.n_iter or 20, random_state=_seed(rng))))
+        else:
+            m = self.n_iter or (min(2 * len(grid), 200) if grid is not None else 20)
+            k = draw_number_of_runs(rng, m)
+            candidates = (
+                [grid[i] for i in rng.integers(len(grid), size=k)] if grid is not None
+                else list(ParameterSampler(dists, k, random_state=_seed(rng))))
+            run_epsilon = run_epsilon_for_budget(self.epsilon, self.delta, m)
+            total, analysis = random_stopping_epsilon(run_epsilon, self.delta, m)
+        train, val = self._split(public, rng)
+        if self.score_rows == "public":
+            if not val[public].any():
+                raise ValueError("score_rows='public' needs held-out public rows: pass a "
+                                 "public_mask with enough public rows (validation_size of "
+                                 "them are held out).")
+            train = train | ~public  # private rows are not scored: train on all of them
+            val = val & public
+        if not train.any() or not val.any():
+            raise ValueError("The split left no training or no validation row: use more "
+                             "rows or another validation_size.")
+
+        fit_params = {}
+        for name, mask in masks.items():
+            fit_params.update(mask_fit_params(self.estimator, name, mask[train],
+                                              sklearn.get_config()["enable_metadata_routing"]))
+        X_train, y_train = _take(X, train), y[train]
+        settings = {prefix + "epsilon": self.epsilon if nonprivate else run_epsilon}
+        if prefix + "delta" in self.estimator.get_params():
+            settings[prefix + "delta"] = 0.0
+        # Price every run before charging: a refusal costs nothing.
+        for params in _unique(candidates):
+            est = clone(self.estimator).set_params(**params, **settings)
+            try:
+                events = probe_events(est, prefix, X_train, y_train, fit_params)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{type(self.estimator).__name__} with {params} cannot run as one step of "
+                    f"the search (epsilon={settings[prefix + 'epsilon']:.4g}, delta=0): {exc} "
+                    "Nothing was charged.") from exc
+            self._check_run_events(events, settings[prefix + "epsilon"], params)
+
+        accountant = self.accountant
+        if accountant is None:
+            accountant = self.estimator.get_params().get(prefix + "accountant")
+        if nonprivate:
+            event = PrivacyEvent("random-stopping-search", "nonprivate", math.inf)
+            self.run_epsilon_, self.analysis_ = math.inf, "nonprivate"
+            self.privacy_spent_ = {"central": (math.inf, 0.0), "local": (0.0, 0.0)}
+        else:
+            event = (PrivacyEvent("random-stopping-search", "pure", total,
+                                  params={"run_epsilon": run_epsilon, "expected_runs": m})
+                     if analysis == "pure" else
+                     PrivacyEvent("random-stopping-search", "approx", total, self.delta,
+                                  params={"run_epsilon": run_epsilon, "expected_runs": m}))
+            self.run_epsilon_, self.analysis_ = run_epsilon, analysis
+            self.privacy_spent_ = {"central": (total, event.delta), "local": (0.0, 0.0)}
+        if accountant is not None:
+            accountant.spend([event], source=type(self).__name__)
+        if self.verbose:
+            print(f"[PrivateSearchCV] charged {self.privacy_spent_['central']}; "
+                  + ("every candidate scored exactly" if nonprivate else
+                     f"expected runs {m}, run epsilon {run_epsilon:.4g}"))
+
+        # Every run's randomness comes from the search's generator, so random_state
+        # reproduces the search; each run gets its own stream.
+        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(candidates))
+        X_val, y_val, val_private = _take(X, val), y[val], ~public[val]
+        start = time.perf_counter()
+        runs = Parallel(n_jobs=self.n_jobs)(
+            delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
+                          fit_params, X_val, y_val, val_private, metric, bound,
+                          np.random.default_rng(seed))
+            for params, seed in zip(candidates, seeds))
+        best = int(np.argmax([score for _, score in runs]))
+        self.best_params_ = candidates[best]
+        self.best_score_ = runs[best][1]
+        if self.refit:
+            self.best_estimator_ = runs[best][0]
+        shown = range(len(runs)) if nonprivate else [best]
+        self.cv_results_ = _results([candidates[i] for i in shown],
+                                    [runs[i][1] for i in shown])
+        self.n_features_in_ = X_checked.shape[1]
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        if self.verbose:
+            print(f"[PrivateSearchCV] selected {self.best_params_} (score "
+                  f"{self.best_score_:.4g}) in {time.perf_counter() - start:.1f} s")
+        return self
+
+    def _split(self, public, rng):
+        """Hold out ``validation_size`` of the private and of the public rows at random."""
+        val = np.zeros(public.shape[0], dtype=bool)
+        for group in (np.flatnonzero(~public), np.flatnonzero(public)):
+            n_val = int(round(self.validation_size * group.size))
+            val[rng.permutation(group)[:n_val]] = True
+        return ~val, val
+
+    def _check_run_events(self, events, run_epsilon, params):
+        name = type(self.estimator).__name__
+        if events is None:
+            raise ValueError(f"{name} fitted without charging its accountant, so its privacy "
+                             "cannot be checked; it cannot be tuned by PrivateSearchCV.")
+        if math.isinf(run_epsilon):
+            return
+        if any(e.population != "central" for e in events):
+            raise ValueError(
+                f"{name} with {params} spends local agents' budgets: every run's messages "
+                "would be seen, not only the selected one's, so random stopping does not "
+                "cover them. Tune it on public rows (public_scorer) or with all rows at the "
+                "curator.")
+        if any(e.kind != "pure" for e in events):
+            raise ValueError(
+                f"{name} with {params} is not pure epsilon-DP at delta=0 (its fit charges "
+                f"{sorted({e.kind for e in events})} events); PrivateSearchCV's selection "
+                "theorems need pure runs. Tune it on public rows with public_scorer, or pay "
+                "for every fit with dp_scorer in GridSearchCV (see search_cost).")
+        spent = sum(e.epsilon * e.count for e in events)
+        if spent > run_epsilon * (1 + 1e-9):
+            raise ValueError(
+                f"{name} with {params} charges epsilon={spent:.6g} when asked for "
+                f"{run_epsilon:.6g}; PrivateSearchCV cannot bound its runs.")
+
+    # ------------------------------------------------------------- delegation
+    def _check_refit(self, method):
+        check_is_fitted(self, "best_params_")
+        if not self.refit:
+            raise AttributeError(f"{method} needs refit=True (best_estimator_).")
+
+    def predict(self, X):
+        """Predict with the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions of ``best_estimator_``.
+        """
+        self._check_refit("predict")
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y):
+        """Score of the selected model on ``(X, y)`` (a release if those rows are private).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+        y : array-like of shape (n_samples,)
+            Their labels or targets.
+
+        Returns
+        -------
+        score : float
+            ``best_estimator_.score(X, y)``.
+        """
+        self._check_refit("score")
+        return self.best_estimator_.score(X, y)
+
+    @property
+    def classes_(self):
+        """Class labels of the selected classifier."""
+        self._check_refit("classes_")
+        return self.best_estimator_.classes_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = getattr(self.estimator.__sklearn_tags__(), "estimator_type",
+                                      None)
+        return tags
+
+
+def _seed(rng):
+    return int(rng.integers(2**31 - 1))
+
+
+def _unique(candidates):
+    seen, out = set(), []
+    for params in candidates:
+        key = repr(sorted(params.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(params)
+    return out
+
+
+def _take(X, rows):
+    if hasattr(X, "iloc"):
+        return X.iloc[np.flatnonzero(rows)]
+    return X[rows]
+
+
+def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_val, y_val,
+         val_private, metric, bound, rng):
+    """One base run: fit the candidate on the training rows, score it on the held-out rows."""
+    est = clone(estimator).set_params(**params, **settings,
+                                      **{prefix + "accountant": None,
+                                         prefix + "random_state": rng})
+    est.fit(X_train, y_train, **fit_params)
+    scores = row_scores(est, X_val, y_val, metric, bound)
+    score = noisy_mean_score(scores, val_private, metric, bound, settings[prefix + "epsilon"],
+                             rng)
+    return est, score
+
+
+def _results(candidates, scores):
+    scores = np.asarray(scores, dtype=float)
+    order = np.argsort(-scores, kind="stable")
+    rank = np.empty(len(scores), dtype=np.int32)
+    rank[order] = np.arange(1, len(scores) + 1)
+    results = {"params": list(candidates), "mean_test_score": scores, "rank_test_score": rank}
+    for name in sorted({key for params in candidates for key in params}):
+        results[f"param_{name}"] = np.ma.MaskedArray(
+            [params.get(name) for params in candidates],
+            mask=[name not in params for params in candidates], dtype=object)
+    return results

@@ -1,0 +1,176 @@
+"""PrivateSearchCV: one charge, what it releases, refusals before any charge, routing."""
+
+import numpy as np
+import pytest
+import sklearn
+from scipy.stats import loguniform
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skhybrid import BudgetExceededError, DPLogisticRegression, PrivacyAccountant
+from skhybrid.hybrid import ParityThresholdClassifier
+from skhybrid.model_selection import PrivateSearchCV, search_cost
+from skhybrid.ppm import PPMHalfspaceClassifier
+from skhybrid.preprocessing import PublicFitTransformer
+from skhybrid.transfer import NoisySGDClassifier
+
+GRID = {"C": [0.01, 0.1, 1.0, 10.0]}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.4 * rng.normal(size=3000) > 0).astype(int)
+    return X, y
+
+
+def _search(param_distributions=GRID, **kw):
+    kw.setdefault("epsilon", 1.0)
+    kw.setdefault("random_state", 0)
+    return PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), param_distributions, **kw)
+
+
+def test_charges_the_total_once_and_releases_one_candidate(data):
+    X, y = data
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = _search(accountant=acc).fit(X, y)
+    assert len(acc.events) == 1
+    assert acc.spent() == pytest.approx((1.0, 0.0))
+    assert search.privacy_spent_ == {"central": (1.0, 0.0), "local": (0.0, 0.0)}
+    assert search.run_epsilon_ == pytest.approx(1 / 3) and search.analysis_ == "pure"
+    assert search.best_params_ in list(sklearn.model_selection.ParameterGrid(GRID))
+    assert list(search.cv_results_["params"]) == [search.best_params_]
+    assert search.cv_results_["mean_test_score"][0] == search.best_score_
+    # The selected model is the run's own fit, charged by nothing else.
+    assert search.best_estimator_.accountant is None
+    assert search.score(X, y) > 0.85
+    np.testing.assert_array_equal(search.predict(X), search.best_estimator_.predict(X))
+    np.testing.assert_array_equal(search.classes_, [0, 1])
+
+
+def test_random_state_reproduces_the_search_and_n_jobs_does_not_change_it(data, tmp_path):
+    X, y = data
+    a = _search().fit(X, y)
+    acc = PrivacyAccountant(epsilon=5.0, ledger=tmp_path / "ledger.db")
+    b = _search(n_jobs=2, accountant=acc).fit(X, y)
+    assert a.best_params_ == b.best_params_ and a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert acc.spent() == pytest.approx((1.0, 0.0))
+
+
+def test_selects_close_to_the_best_candidate(data):
+    X, y = data
+    Xt, yt, Xv, yv = X[:2000], y[:2000], X[2000:], y[2000:]
+    # Each candidate alone at the run's epsilon on the same rows: the best one's accuracy.
+    best = max(DPLogisticRegression(classes=[0, 1], C=c, epsilon=1 / 3, random_state=s)
+               .fit(Xt, yt).score(Xv, yv) for c in GRID["C"] for s in range(3))
+    chosen = [_search(random_state=s).fit(Xt, yt).score(Xv, yv) for s in range(5)]
+    assert np.median(chosen) >= best - 0.03
+
+
+def test_pure_bound_is_independent_of_n_iter_and_rdp_used_when_smaller(data):
+    X, y = data
+    small = _search(n_iter=2).fit(X, y)
+    big = _search(n_iter=50).fit(X, y)
+    assert small.privacy_spent_ == big.privacy_spent_ == {"central": (1.0, 0.0),
+                                                          "local": (0.0, 0.0)}
+    rdp = _search(epsilon=8.0, delta=1e-6, n_iter=10).fit(X, y)
+    assert rdp.analysis_ == "rdp" and rdp.run_epsilon_ > 8.0 / 3
+    assert rdp.privacy_spent_["central"][0] <= 8.0 and rdp.privacy_spent_["central"][1] == 1e-6
+
+
+def test_distributions_and_a_pipeline_with_public_preprocessing(data):
+    X, y = data
+    public = np.zeros(len(y), dtype=bool)
+    public[:300] = True
+    pipe = make_pipeline(PublicFitTransformer(StandardScaler()),
+                         DPLogisticRegression(classes=[0, 1]))
+    dists = {"dplogisticregression__C": loguniform(1e-2, 1e1)}
+    acc = PrivacyAccountant(epsilon=1.0)
+    search = PrivateSearchCV(pipe, dists, epsilon=1.0, accountant=acc, random_state=0)
+    search.fit(X * 10 + 3, y, public_mask=public)
+    assert acc.spent() == pytest.approx((1.0, 0.0))
+    assert 1e-2 <= search.best_params_["dplogisticregression__C"] <= 1e1
+    # the scaler was fitted on public training rows only
+    assert search.best_estimator_[0].transformer_.n_samples_seen_ == 225  # 300 minus 25 %
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = PrivateSearchCV(pipe, dists, epsilon=1.0, random_state=0)
+        routed.fit(X * 10 + 3, y, public_mask=public)
+    assert routed.best_params_ == search.best_params_
+
+
+def test_score_rows_public_scores_exactly_and_trains_on_every_private_row(data, monkeypatch):
+    from skhybrid.model_selection import _search as search_module
+
+    X, y = data[0][:, :2], data[1]
+    public = np.zeros(len(y), dtype=bool)
+    public[:400] = True
+    sizes, run = [], search_module._run
+    monkeypatch.setattr(search_module, "_run",
+                        lambda *a: sizes.append(len(a[4])) or run(*a))
+    search = PrivateSearchCV(PPMHalfspaceClassifier(candidates="hull", classes=[0, 1]),
+                             {"n_directions": [4, 16]}, epsilon=1.0, score_rows="public",
+                             random_state=0).fit(X, y, public_mask=public)
+    # 100 held-out public rows scored without noise; 2600 private + 300 public rows trained on
+    assert search.best_score_ * 100 == pytest.approx(round(search.best_score_ * 100), abs=1e-9)
+    assert set(sizes) == {2900}
+    with pytest.raises(ValueError, match="needs held-out public rows"):
+        PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), GRID, epsilon=1.0,
+                        score_rows="public").fit(data[0], y)
+
+
+def test_nonprivate_baseline_scores_every_candidate(data):
+    X, y = data
+    search = _search(epsilon=np.inf).fit(X, y)
+    assert len(search.cv_results_["params"]) == 4
+    assert search.privacy_spent_["central"][0] == np.inf
+    with pytest.raises(BudgetExceededError):
+        _search(epsilon=np.inf, accountant=PrivacyAccountant(epsilon=10.0)).fit(X, y)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: _search(param_distributions={"C": []}), "non-empty sequence"),
+    (lambda: _search(param_distributions={}), "non-empty dict"),
+    (lambda: _search(param_distributions={"epsilon": [1.0]}), "sets itself"),
+    (lambda: PrivateSearchCV(LogisticRegression(), GRID, epsilon=1.0), "no step with both"),
+    (lambda: _search(validation_size=1.5), "validation_size"),
+    (lambda: _search(n_iter=1), "n_iter"),
+    (lambda: _search(epsilon=-1.0), "epsilon"),
+    (lambda: _search(metric="roc_auc"), "metric must be one of"),
+    (lambda: PrivateSearchCV(NoisySGDClassifier(delta=1e-5), {"n_steps": [10]}, epsilon=1.0),
+     "cannot run as one step"),
+])
+def test_bad_input_is_refused_before_any_charge(data, make, message):
+    X, y = data
+    acc = PrivacyAccountant(epsilon=1.0)
+    search = make()
+    search.set_params(accountant=acc)
+    with pytest.raises(ValueError, match=message):
+        search.fit(X, y)
+    assert acc.events == []
+
+
+def test_local_agents_are_refused_before_any_charge():
+    rng = np.random.default_rng(1)
+    X = (rng.random((400, 6)) > 0.5).astype(int)
+    y = X[:, 0] ^ X[:, 1]
+    acc = PrivacyAccountant(epsilon=1.0)
+    search = PrivateSearchCV(ParityThresholdClassifier(), {"threshold_bits": [4]},
+                             epsilon=1.0, accountant=acc)
+    with pytest.raises(ValueError, match="local agents"):
+        search.fit(X, y, curator_mask=np.arange(400) < 200)
+    assert acc.events == []
+
+
+def test_budget_too_small_refuses_with_the_cost(data):
+    X, y = data
+    acc = PrivacyAccountant(epsilon=0.5)
+    search = _search(accountant=acc)
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert acc.events == []
+    with pytest.raises(BudgetExceededError, match="this search costs"):
+        search_cost(search, X, y, accountant=acc)
+    assert not hasattr(search, "best_params_")
