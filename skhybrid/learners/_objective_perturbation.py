@@ -25,6 +25,14 @@ def clip_rows(X, norm):
     return X * factor[:, None]
 
 
+def _flat_but_closer(value, c_value, grad, c_grad):
+    """A full Newton step whose objective change is below float64 resolution but which
+    halves the gradient: near the minimiser, with a large noise term, the value can no
+    longer measure progress while the gradient still can."""
+    flat = c_value <= value + 64 * np.finfo(float).eps * max(1.0, abs(value))
+    return flat and np.max(np.abs(c_grad)) <= 0.5 * np.max(np.abs(grad))
+
+
 class ObjectivePerturbation:
     """One binary problem of objective perturbation, in normalised coordinates.
 
@@ -169,8 +177,10 @@ class ObjectivePerturbation:
                 c_value, c_grad = fun(cand)
                 if c_value <= value - 1e-4 * t * (grad @ step) or t < 1e-12:
                     break
+                if t == 1.0 and _flat_but_closer(value, c_value, grad, c_grad):
+                    break
                 t *= 0.5
-            if c_value >= value:  # no float64 progress left: the current point is it
-                return u, it
+            if c_value >= value and not _flat_but_closer(value, c_value, grad, c_grad):
+                return u, it  # no float64 progress left: the current point is it
             u, value, grad = cand, c_value, c_grad
         return u, max_iter
