@@ -5,16 +5,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import (
-    BaseCrossValidator,
-    ParameterGrid,
-    ParameterSampler,
-    StratifiedKFold,
-    check_cv,
-)
+from sklearn.model_selection import ParameterGrid, ParameterSampler, check_cv
 from sklearn.model_selection._search import BaseSearchCV
 
-from ..accounting import BudgetExceededError, POPULATIONS, PrivacyEvent, best_view, compose_events
+from ..accounting import POPULATIONS, BudgetExceededError, PrivacyEvent, best_view, compose_events
 from ._probe import privacy_prefix, probe_events
 from ._scorers import _DPScorer, _PublicScorer
 from ._search import PrivateSearchCV
@@ -138,7 +132,7 @@ def _sklearn_search_cost(search, X, y, fit_params):
     n = y.shape[0]
     cv = check_cv(search.cv, y, classifier=is_classifier(estimator))
     uncovered = []
-    if isinstance(cv, StratifiedKFold) or "Stratified" in type(cv).__name__:
+    if "Stratified" in type(cv).__name__:  # StratifiedKFold, StratifiedShuffleSplit, ...
         uncovered.append(
             f"the folds of {type(cv).__name__} depend on the private labels; use "
             "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
@@ -148,15 +142,11 @@ def _sklearn_search_cost(search, X, y, fit_params):
         for train, _ in splits:
             events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
             n_fits += 1
-    refit = search.refit is not False
-    if refit:
-        best_guess = candidates[0]  # the refit's candidate is unknown; price the dearest
-        priced = [_probe(estimator, prefix, p, X, y, np.arange(n), fit_params, n)
-                  for p in candidates]
-        refit_events = max(priced, key=lambda ev: sum(e.epsilon * e.count for e in ev),
-                           default=_probe(estimator, prefix, best_guess, X, y, np.arange(n),
-                                          fit_params, n))
-        events += refit_events
+    if search.refit is not False:
+        # The refit's candidate is chosen by the scores: price the dearest one.
+        events += max((_probe(estimator, prefix, p, X, y, np.arange(n), fit_params, n)
+                       for p in candidates),
+                      key=lambda ev: sum(e.epsilon * e.count for e in ev))
         n_fits += 1
     scorers = search.scoring if isinstance(search.scoring, dict) else {"score": search.scoring}
     n_scores = 0

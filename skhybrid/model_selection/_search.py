@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ._probe import mask_fit_params, privacy_prefix, probe_events
-from ._scorers import METRICS, check_metric, noisy_mean_score, row_scores
+from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 
 __all__ = ["PrivateSearchCV"]
@@ -121,6 +121,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
+    A run whose fit fails closed with ``RuntimeError`` (an estimator that cannot certify
+    its output, e.g. :class:`~skhybrid.DPLogisticRegression` at an extreme ``C``) scores
+    ``-inf`` and is never selected; the search fails only if every run does.
+
     The time a search takes grows with K, which the guarantee hides: an observer who
     times the search learns about K (not about the data). The split, K and the
     candidates are drawn from ``random_state`` only.
@@ -322,6 +326,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                           np.random.default_rng(seed))
             for params, seed in zip(candidates, seeds))
         best = int(np.argmax([score for _, score in runs]))
+        if runs[best][0] is None:
+            raise RuntimeError(
+                "Every run of the search failed closed (its estimator refused to release a "
+                "model); the charge stands. Check the estimator's parameters alone first.")
         self.best_params_ = candidates[best]
         self.best_score_ = runs[best][1]
         if self.refit:
@@ -449,7 +457,12 @@ def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_va
     est = clone(estimator).set_params(**params, **settings,
                                       **{prefix + "accountant": None,
                                          prefix + "random_state": rng})
-    est.fit(X_train, y_train, **fit_params)
+    try:
+        est.fit(X_train, y_train, **fit_params)
+    except RuntimeError:
+        # A fit that fails closed (e.g. an optimiser that cannot certify its minimiser)
+        # releases nothing; the run loses the selection instead of ending the search.
+        return None, -np.inf
     scores = row_scores(est, X_val, y_val, metric, bound)
     score = noisy_mean_score(scores, val_private, metric, bound, settings[prefix + "epsilon"],
                              rng)
