@@ -15,7 +15,7 @@ def test_demo_prints_every_learner_and_the_accountant():
     text = out.getvalue()
     for name in ("DPLogisticRegression", "PPMHalfspaceClassifier", "DiscrepancyAdaptation",
                  "ParityThreshold", "SubsampleTestReweigh", "ParityTransfer",
-                 "PrivateParityClassifier", "SelectThenEstimate"):
+                 "PrivateParityClassifier", "SelectThenEstimate", "PrivateSearchCV"):
         assert name in text
     assert "central: spent" in text and "local: spent" in text
     # Plain language: no paper shorthand, and the two questions a reader asks are answered.
