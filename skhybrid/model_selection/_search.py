@@ -177,6 +177,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 isinstance(self.n_iter, Integral) and not isinstance(self.n_iter, bool)
                 and self.n_iter >= 2):
             raise ValueError(f"n_iter must be an integer >= 2 or None; got {self.n_iter!r}.")
+        if not hasattr(self.estimator, "predict"):
+            raise ValueError(f"{type(self.estimator).__name__} has no predict method: "
+                             "PrivateSearchCV selects among predictors by their validation "
+                             "score.")
         metric = self.metric
         if metric is None:
             if not is_classifier(self.estimator):

@@ -174,3 +174,79 @@ def test_budget_too_small_refuses_with_the_cost(data):
     with pytest.raises(BudgetExceededError, match="this search costs"):
         search_cost(search, X, y, accountant=acc)
     assert not hasattr(search, "best_params_")
+
+
+def _real(n=600, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _bits(n=600, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, d))
+    return X, X[:, 0] ^ X[:, 3]
+
+
+def _cases():
+    from skhybrid.adaptation import DiscrepancyAdaptationRegressor
+    from skhybrid.hybrid import (
+        LocalThresholdClassifier,
+        ParityAndThresholdClassifier,
+        SelectThenEstimate,
+    )
+    from skhybrid.learners import PrivateParityClassifier
+    from skhybrid.transfer import ParityTransfer, SubsampleTestReweigh
+
+    half = np.arange(600) < 300
+    return [
+        (DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]}, _real(), {}, None),
+        (PPMHalfspaceClassifier(candidates="hull", classes=[0, 1]), {"n_directions": [4, 8]},
+         _real(), {"public_mask": half}, None),
+        (PrivateParityClassifier(classes=[0, 1]), {"n_chunks": [1, 2]}, _bits(), {}, None),
+        (ParityTransfer(classes=[0, 1]), {"verbose": [0]}, _bits(), {"curator_mask": half},
+         "local agents"),
+        (NoisySGDClassifier(classes=[0, 1]), {"n_steps": [10]}, _real(), {}, "delta"),
+        (SubsampleTestReweigh(classes=[0, 1]), {"alpha": [0.1]}, _real(),
+         {"curator_mask": half}, "delta"),
+        (ParityThresholdClassifier(classes=[0, 1]), {"alpha": [0.1]}, _bits(),
+         {"curator_mask": half}, "local agents"),
+        (LocalThresholdClassifier(classes=[0, 1]), {"alpha": [0.1]},
+         (np.random.default_rng(0).integers(0, 256, (600, 1)),
+          np.random.default_rng(1).integers(0, 2, 600)), {"curator_mask": half},
+         "local agents"),
+        (ParityAndThresholdClassifier(), {"alpha": [0.1]}, _bits(), {"curator_mask": half},
+         "shape"),
+        (SelectThenEstimate(), {"alpha": [0.1]}, _bits(), {}, "no predict"),
+        (DiscrepancyAdaptationRegressor(), {"C": [1.0]}, _real(), {"public_mask": half},
+         "delta"),
+    ]
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: type(c[0]).__name__)
+def test_every_estimator_is_tuned_or_refused_with_a_reason_before_any_charge(case):
+    estimator, grid, (X, y), fit_params, refusal = case
+    acc = PrivacyAccountant(epsilon=1.0)
+    metric = "neg_mean_absolute_error" if "Regressor" in type(estimator).__name__ else None
+    search = PrivateSearchCV(estimator, grid, epsilon=1.0, accountant=acc, random_state=0,
+                             metric=metric, score_bound=1.0)
+    if refusal is None:
+        search.fit(X, y, **fit_params)
+        assert acc.spent() == pytest.approx((1.0, 0.0)) and len(acc.events) == 1
+        assert search.best_estimator_.predict(X).shape == y.shape
+    else:
+        with pytest.raises(ValueError, match=refusal):
+            search.fit(X, y, **fit_params)
+        assert acc.events == []
+
+
+def test_clone_and_pickle(data):
+    import pickle
+
+    from sklearn.base import clone
+
+    X, y = data
+    search = _search()
+    assert clone(search).get_params()["param_distributions"] == GRID
+    fitted = pickle.loads(pickle.dumps(search.fit(X, y)))
+    np.testing.assert_array_equal(fitted.predict(X), search.predict(X))
