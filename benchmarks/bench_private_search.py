@@ -78,7 +78,7 @@ def run(name, X, y, seeds, eps_grid):
                 epsilon=eps, classes=classes, random_state=1_000 * seed + i, **params),
                 X_tr, y_tr, public) for i, params in enumerate(grid)]
             rows.setdefault(("per candidate", eps), []).append(per_candidate)
-            for label, score_rows in (("PrivateSearchCV", "all"),
+            for label, score_rows in (("PrivateSearchCV", "private"),
                                       ("PrivateSearchCV, public scores", "public")):
                 start = time.perf_counter()
                 search = PrivateSearchCV(DPLogisticRegression(classes=classes), _grid(X.shape[1]),

@@ -31,10 +31,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     once, before any row is read. The private rows are split once, at random and
     independently of the data, into training and validation rows. A *run* draws one
     candidate (uniformly from the grid, or from the distributions), fits it on the
-    training rows and public rows with ``epsilon = run_epsilon_``, and scores it on the
-    held-out rows: public rows exactly, private rows through the Laplace mechanism at the
-    same ``run_epsilon_`` (a replaced private row is in the training part or the validation
-    part, never both, so a run is ``run_epsilon_``-DP, not twice that). The search runs
+    training rows and every public row with ``epsilon = run_epsilon_``, and scores it on
+    the held-out private rows through the Laplace mechanism at the same ``run_epsilon_``
+    (a replaced private row is in the training part or the validation part, never both,
+    so a run is ``run_epsilon_``-DP, not twice that). The search runs
     K ~ Geometric(1/``n_iter``) times (K drawn exactly, independently of the data) and
     releases the best run only. That release is ``3 run_epsilon_``-DP (Liu & Talwar 2019,
     Thm 3.4); with ``delta > 0`` the Rényi analysis of Papernot & Steinke (2022, Thm 2)
@@ -69,12 +69,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``"neg_mean_absolute_error"`` needs ``score_bound``.
     score_bound : float, default=None
         Public bound at which a row's absolute error is clipped (regressors).
-    score_rows : {"all", "public"}, default="all"
-        ``"all"`` scores held-out public rows exactly and held-out private rows with
-        noise. ``"public"`` scores held-out public rows only and trains on every private
-        row (needs public rows).
+    score_rows : {"private", "public"}, default="private"
+        Which rows are held out and scored; the others all train. ``"private"`` scores
+        held-out private rows through the Laplace mechanism and trains on every public
+        row (public rows are usually few and worth more in training). ``"public"``
+        scores held-out public rows exactly and trains on every private row.
     validation_size : float in (0, 1), default=0.25
-        Share of the private rows (and of the public rows) held out for scoring.
+        Share of the scored group held out for scoring.
     refit : bool, default=True
         Keep the selected run's model as ``best_estimator_`` (trained on the training
         rows). Unlike ``GridSearchCV``, it is not retrained on all rows: that would be a
@@ -144,7 +145,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_distributions, *, epsilon, delta=0.0, n_iter=None,
-                 metric=None, score_bound=None, score_rows="all", validation_size=0.25,
+                 metric=None, score_bound=None, score_rows="private", validation_size=0.25,
                  refit=True, accountant=None, n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -168,8 +169,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.accountant is not None and not isinstance(self.accountant, PrivacyAccountant):
             raise ValueError("accountant must be None or a skhybrid PrivacyAccountant; got "
                              f"{type(self.accountant).__name__}.")
-        if self.score_rows not in ("all", "public"):
-            raise ValueError(f"score_rows must be 'all' or 'public'; got {self.score_rows!r}.")
+        if self.score_rows not in ("private", "public"):
+            raise ValueError("score_rows must be 'private' or 'public'; got "
+                             f"{self.score_rows!r}.")
         if not (isinstance(self.validation_size, Real) and 0 < self.validation_size < 1):
             raise ValueError("validation_size must be a float in (0, 1); got "
                              f"{self.validation_size!r}.")
@@ -265,17 +267,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 else list(ParameterSampler(dists, k, random_state=_seed(rng))))
             run_epsilon = run_epsilon_for_budget(self.epsilon, self.delta, m)
             total, analysis = random_stopping_epsilon(run_epsilon, self.delta, m)
-        train, val = self._split(public, rng)
-        if self.score_rows == "public":
-            if not val[public].any():
-                raise ValueError("score_rows='public' needs held-out public rows: pass a "
-                                 "public_mask with enough public rows (validation_size of "
-                                 "them are held out).")
-            train = train | ~public  # private rows are not scored: train on all of them
-            val = val & public
-        if not train.any() or not val.any():
-            raise ValueError("The split left no training or no validation row: use more "
-                             "rows or another validation_size.")
+        scored = public if self.score_rows == "public" else ~public
+        val = self._split(scored, rng)
+        train = ~val
+        if not val.any():
+            raise ValueError(
+                f"score_rows={self.score_rows!r} needs held-out {self.score_rows} rows, and "
+                f"validation_size={self.validation_size} of the {int(scored.sum())} "
+                f"{self.score_rows} rows is none. Use more rows, a larger validation_size or "
+                f"score_rows={'private' if self.score_rows == 'public' else 'public'!r}.")
+        if not train.any():
+            raise ValueError("The split left no training row: use a smaller validation_size.")
 
         fit_params = {}
         for name, mask in masks.items():
@@ -349,13 +351,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                   f"{self.best_score_:.4g}) in {time.perf_counter() - start:.1f} s")
         return self
 
-    def _split(self, public, rng):
-        """Hold out ``validation_size`` of the private and of the public rows at random."""
-        val = np.zeros(public.shape[0], dtype=bool)
-        for group in (np.flatnonzero(~public), np.flatnonzero(public)):
-            n_val = int(round(self.validation_size * group.size))
-            val[rng.permutation(group)[:n_val]] = True
-        return ~val, val
+    def _split(self, scored, rng):
+        """Hold out ``validation_size`` of the scored rows, at random (data-independent)."""
+        group = np.flatnonzero(scored)
+        val = np.zeros(scored.shape[0], dtype=bool)
+        val[rng.permutation(group)[:int(round(self.validation_size * group.size))]] = True
+        return val
 
     def _check_run_events(self, events, run_epsilon, params):
         name = type(self.estimator).__name__
