@@ -1,17 +1,19 @@
 """PrivateSearchCV: a hyperparameter search whose whole release is covered by one charge."""
 
+import copy
 import math
 import time
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 import sklearn
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
@@ -241,9 +243,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         metric, bound = self._check_params()
         prefix = privacy_prefix(self.estimator)
         dists, grid = self._candidate_space()
-        X_checked = check_array(X, accept_sparse=True, ensure_all_finite=False, dtype=None)
+        if y is None:
+            raise ValueError("PrivateSearchCV requires y to be passed, but the target y is None.")
+        sparse_ok = self.estimator.__sklearn_tags__().input_tags.sparse
+        X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=False,
+                                dtype=None)
+        if not hasattr(X, "iloc") and not sp.issparse(X):
+            X = X_checked  # lists and array-likes become arrays the runs can index
         n = X_checked.shape[0]
-        y = np.asarray(y)
+        y = column_or_1d(y, warn=True)
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
         index = getattr(X, "index", None)
@@ -274,8 +282,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"score_rows={self.score_rows!r} needs held-out {self.score_rows} rows, and "
                 f"validation_size={self.validation_size} of the {int(scored.sum())} "
-                f"{self.score_rows} rows is none. Use more rows, a larger validation_size or "
-                f"score_rows={'private' if self.score_rows == 'public' else 'public'!r}.")
+                f"{self.score_rows} rows (n_samples={n}) is none. Use more rows, a larger "
+                "validation_size or score_rows="
+                f"{'private' if self.score_rows == 'public' else 'public'!r}.")
         if not train.any():
             raise ValueError("The split left no training row: use a smaller validation_size.")
 
@@ -431,8 +440,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.estimator_type = getattr(self.estimator.__sklearn_tags__(), "estimator_type",
-                                      None)
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+        tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.target_tags.required = True
         return tags
 
 

@@ -7,6 +7,7 @@ from scipy.stats import loguniform
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skhybrid import BudgetExceededError, DPLogisticRegression, PrivacyAccountant
 from skhybrid.hybrid import ParityThresholdClassifier
@@ -250,3 +251,9 @@ def test_clone_and_pickle(data):
     assert clone(search).get_params()["param_distributions"] == GRID
     fitted = pickle.loads(pickle.dumps(search.fit(X, y)))
     np.testing.assert_array_equal(fitted.predict(X), search.predict(X))
+
+
+@parametrize_with_checks([PrivateSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]},
+                                          epsilon=1.0, random_state=0)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
