@@ -237,7 +237,7 @@ def kov_composition(epsilons, deltas, slack):
 
     where ``tanh(ε/2) = (e^ε − 1)/(e^ε + 1)``. Note the division by δ̃ inside the
     logarithm of the second term: some public code multiplies instead, which is
-    wrong (BUILDING_BLOCKS §7).
+    wrong (docs/notes/building_blocks.rst, "Composition").
 
     Parameters
     ----------

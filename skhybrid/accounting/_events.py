@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass, field
 
 __all__ = ["PrivacyEvent", "POPULATIONS", "EVENT_KINDS"]
 
-#: The two populations of DESIGN §3: the curator's / private rows, and each local agent.
+#: The two populations (docs/privacy_model.rst): the curator's / private rows, and each
+#: local agent.
 POPULATIONS = ("central", "local")
 
 #: Event kinds the accountant can compose. ``"approx"`` is a plain (ε, δ)-DP guarantee;

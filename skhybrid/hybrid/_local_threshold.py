@@ -81,7 +81,8 @@ def threshold_from_cdf(cdf, bits):
 
 # ------------------------------------------------------------------ App. A (faithful)
 
-#: Failure probability used to size each quantile round (BUILDING_BLOCKS §6 constants);
+#: Failure probability used to size each quantile round (the constants of the quantile
+#: search in docs/notes/building_blocks.rst);
 #: only the *minimum* number of agents depends on it, never the reports.
 _APP_A_DESIGN_BETA = 0.05
 
@@ -99,7 +100,8 @@ def _app_a_shape(bits, alpha):
 def _app_a_lambda(m_round, T, beta_q, epsilon):
     """Mass tolerance ``λ`` that ``m_round`` agents per round buy (inverts Thm 2.19's size).
 
-    ``m = ⌈c_ε² ln(2T/β_q)/(2λ²)⌉`` (BUILDING_BLOCKS §6) solved for ``λ``.
+    ``m = ⌈c_ε² ln(2T/β_q)/(2λ²)⌉`` (docs/notes/building_blocks.rst, "A quantile by binary
+    search") solved for ``λ``.
     """
     c_eps = 1.0 / math.tanh(epsilon / 2)
     if m_round < 1:
@@ -130,11 +132,13 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
       ``n_q = K − 1`` quantile searches (``⌊n/2⌋/n_q`` agents, ``T = b+2`` rounds of ``m``
       fresh agents) returns ``q`` with ``F(q) ≥ p − λ`` and ``F(q − 1) < p + λ``, with
       ``λ = c_ε sqrt(ln(2T/β_q)/(2m))`` and ``β_q = β/(4 n_q)`` (BKNSS Thm 2.19; constants
-      of BUILDING_BLOCKS §6). So the open interval between consecutive boundaries has mass
+      of docs/notes/building_blocks.rst, "A quantile by binary search"). So the open
+      interval between consecutive boundaries has mass
       ``< α/4 + 2λ``, and the boundary just above the true threshold errs only inside it.
     * ``2K t/n₂`` is the counting error of the second half: ``n₂ = n − ⌊n/2⌋`` agents send
       one HRR report of (label, bin) on ``2K`` values; w.p. ``≥ 1 − β/4`` every count is
-      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (BUILDING_BLOCKS §5.2, 5.4), and a
+      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (Hadamard response and heavy hitters in
+      docs/notes/building_blocks.rst), and a
       candidate's error sums ``K`` counts, so the chosen candidate is within ``2Kt/n₂`` of
       the best one.
     * the last term: Hoeffding and a union bound over the ``K + 1`` candidates (fixed
@@ -389,7 +393,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                                  "be False in curator_mask.")
         b = self.threshold_bits
         name = type(self).__name__
-        # With curator_mask=None every row is the curator's (DESIGN §2): the same ε-LDP
+        # With curator_mask=None every row is the curator's (docs/user_guide/hybrid.rst,
+        # "curator_mask"): the same ε-LDP
         # protocol run on them is ε-DP centrally, so the charge goes to "central".
         population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
@@ -456,7 +461,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         """Error bound of the fit with ``n`` agents, w.p. ``≥ 1 − β``.
 
         ``"cdf"``: excess error ``4 c_ε (b+1) sqrt(2((b+1) ln 2 + ln(2/β))/n)``, four times
-        the CDF's sup error (BUILDING_BLOCKS §5.3 on ``b + 1`` bits). ``"app-a"``: the
+        the CDF's sup error (:ref:`notes_hierarchical_cdf` on ``b + 1`` bits). ``"app-a"``: the
         total of :func:`app_a_error_bound` (realizable i.i.d. data).
         """
         if getattr(self, "method", "cdf") == "app-a":

@@ -42,7 +42,7 @@ def check_threshold_values(t, bits, name="threshold feature"):
     """Return the threshold column as int64, or raise if it leaves ``[0, 2^bits)``.
 
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
-    outside it are rejected, never clipped silently (DESIGN §2).
+    outside it are rejected, never clipped silently (docs/privacy_model.rst).
     """
     t = np.asarray(t, dtype=np.float64)
     high = 2.0 ** bits
@@ -301,8 +301,8 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     Privacy (BKNSS Lemma 3.3). Sorting makes the blocks depend on every row: replacing one
     curator row changes at most one element of *every* block (the rows between the old
     and new position shift by one), so the blocks are **not** disjoint across neighbours
-    and the ``K`` runs compose: ``K · ε/K = ε`` by basic composition (BUILDING_BLOCKS
-    §1.5.4). Each local agent sends one ε-LDP report. Events: central
+    and the ``K`` runs compose: ``K · ε/K = ε`` by basic composition
+    (:ref:`notes_sorted_blocks`). Each local agent sends one ε-LDP report. Events: central
     ``private_parity(ε/K) × K``; local ``hierarchical_cdf(ε)``.
 
     ``curator_mask=None`` (every row at the curator; how sklearn's checks call ``fit``):

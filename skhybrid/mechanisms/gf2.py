@@ -9,7 +9,7 @@ table trick of :func:`_rref`).
 
 The private parity learner (:mod:`skhybrid.learners._parity_core`) is the main
 user: it needs the affine solution space ``V = r0 + null(A)`` of a subsampled
-system and a *uniform* draw from it (BUILDING_BLOCKS §1.2; KLNRS 2008).
+system and a *uniform* draw from it (KLNRS 2008; docs/notes/building_blocks.rst).
 """
 
 import numpy as np
@@ -345,7 +345,7 @@ def sample_affine_solution(particular, null_basis, rng, *, tag="gf2_affine_solut
     ``k`` uniform bits ``c`` give ``particular XOR c @ null_basis``; the map
     ``c -> c @ null_basis`` is a bijection onto the span because the rows are
     independent, so the output is uniform on the ``2**k`` solutions. The
-    uniformity is what the factor-2 privacy argument needs (BUILDING_BLOCKS §1.5.3).
+    uniformity is what the factor-2 privacy argument needs (docs/notes/building_blocks.rst).
     """
     particular = np.asarray(particular, dtype=np.uint8)
     null_basis = np.asarray(null_basis, dtype=np.uint8)

@@ -196,7 +196,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     *Sample weights.* The hard-margin solution depends only on which points carry a
     positive weight: rows with ``sample_weight == 0`` are dropped, positive weights are
     ignored. (In STR's ``reweighting="sample_weight"`` mode this learner therefore returns
-    the source-only fit every round — BUILDING_BLOCKS §11 — use subsampling instead.)
+    the source-only fit every round — :ref:`notes_transfer` — use subsampling instead.)
 
     *Non-separable data* raise :class:`NotSeparableError` (a ``ValueError``): there is no
     hard-margin SVM to return.

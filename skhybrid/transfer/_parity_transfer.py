@@ -59,8 +59,8 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         :func:`~skhybrid.learners._parity_core.private_parity`): ``"tanh"`` is exactly ε-DP;
         ``"klnrs"`` is KS's p = ε/4.
     floor : float, default=0.5
-        Probability of ⊥ per chunk regardless of the data (needed for DP; BUILDING_BLOCKS
-        §1.3).
+        Probability of ⊥ per chunk regardless of the data (needed for DP;
+        :ref:`notes_parity_learner`).
     classes : array-like of shape (2,) or None, default=None
         The label set (a public domain). ``None`` reads it from ``y`` with a
         :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
@@ -91,7 +91,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     *Privacy, curator.* Each chunk's output is ε-DP (the ⊥-floor analysis of
-    BUILDING_BLOCKS §1.3; exactly ε with ``rate="tanh"``); chunks are disjoint and chosen
+    :ref:`notes_parity_learner`; exactly ε with ``rate="tanh"``); chunks are disjoint and chosen
     independently of the data, so the list is ε-DP (parallel composition). KS Cor. B.3
     uses p = ε/4, which is ε-DP for ε ≤ 3.83 (and about ε/2 for small ε).
     *Privacy, local agents.* Agents are split into one batch per candidate by a

@@ -134,7 +134,7 @@ def str_learner_delta(epsilon, delta, max_iter, *, kappa=None, source="algorithm
 
     ``source="algorithm"``: δ/(ε√(2T)) (Algorithm 2, the m₁ line);
     ``source="proof"``: κδ/(8eT) (proof of Thm 4.2; needs ``kappa``).
-    BUILDING_BLOCKS §2.4/§8.4 note the two disagree; neither feeds the paper's n formula.
+    The two disagree (docs/notes/transfer_hybrid.rst); neither feeds the paper's n formula.
     """
     _positive("epsilon", epsilon)
     _unit("delta", delta)
@@ -152,7 +152,8 @@ def str_subsample_size_app_c(d, alpha, max_iter, *, beta=0.05, paper_sign=True):
 
     The printed sign makes the log term *reduce* the size (48,022 draws for d = 500,
     α = 0.01, T ≈ 1.95e7); the usual bound is (d + ln(T/β))/α (51,979 draws),
-    selected by ``paper_sign=False``. BUILDING_BLOCKS §11 flags the sign as a likely typo.
+    selected by ``paper_sign=False``. The sign is probably a typo
+    (docs/notes/transfer_hybrid.rst).
     """
     _unit("alpha", alpha)
     log_term = math.log(beta / max_iter) if paper_sign else math.log(max_iter / beta)
@@ -191,7 +192,7 @@ def str_curator_size_algorithm2(subsample_size, max_iter, epsilon, delta, kappa)
     """Curator rows for KS Algorithm 2 / Thm 4.2: n = ⌈m₁·√(288·T·ln(2/δ))/(ε·κ)⌉.
 
     From 6·m₁/(κn) ≤ ε/√(8T ln(2/δ)) (Claim 4.1 with learner ε = 1, then advanced
-    composition over T rounds). BUILDING_BLOCKS §8.5.
+    composition over T rounds); docs/notes/transfer_hybrid.rst.
     """
     _positive("epsilon", epsilon)
     _unit("delta", delta)
@@ -206,7 +207,7 @@ def str_curator_size_algorithm4(sgd_iterations, max_iter, epsilon, kappa):
     From the tCDP analysis of App. A (Thm A.3 applied to each of the R·T subsampled
     Gaussian steps). App. D: R = 50M, T = 1000, κ = α/(4(χ² + 1)), ε = 0.5 give
     ≈ 324.8M with χ² + 1 = 1.35 (the paper prints 324.7M). The tCDP subsampling theorem
-    is applied outside its stated hypotheses (BUILDING_BLOCKS §4).
+    is applied outside its stated hypotheses (docs/notes/transfer_hybrid.rst, Thm A.3).
     """
     _positive("epsilon", epsilon)
     x = 52.0 * sgd_iterations * max_iter / (8.0 * kappa**2 * epsilon)
@@ -367,7 +368,7 @@ def str_curator_size_tight(
 
     Each round runs an (ε_M, δ_M)-DP learner on ``subsample_size`` i.i.d. draws from a
     κ-dense μ; neighbouring datasets give example distributions within η = 1/(κn)
-    (BUILDING_BLOCKS §2.3). The round is (ε̂, δ̂)-DP by
+    (:ref:`notes_kappa_dense`). The round is (ε̂, δ̂)-DP by
     :func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`, and ``max_iter``
     adaptive rounds compose by the minimum of basic, Dwork–Rothblum–Vadhan advanced,
     Kairouz–Oh–Viswanath closed-form and optimal homogeneous composition (KOV Thm 3.3)

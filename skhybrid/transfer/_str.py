@@ -145,7 +145,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         the RDP accounting of :func:`~skhybrid.accounting._rdp.subsampled_gaussian_rdp`
         over all R·T steps; ``"paper"`` is KS App. A's tCDP arithmetic (σ² of Algorithm 4,
         n ≥ √(x ln x), x = 52RT/(8κ²ε)), which rests on KS Thm A.3 applied outside the
-        hypotheses of Bun et al.'s subsampling theorem (BUILDING_BLOCKS §4) — kept only to
+        hypotheses of Bun et al.'s subsampling theorem (:ref:`notes_transfer`) — kept only to
         reproduce the paper.
     agnostic : bool, default=False
         Return the tested hypothesis with the smallest estimated target error (KS §3,
@@ -205,7 +205,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     *Privacy, curator.* Round t's weights depend on the curator rows only through the
     losses of h¹…h^{t−1}, so neighbouring datasets give weight vectors that differ in one
     coordinate; after Π_κ the example distributions are within η = 1/(κn) in total
-    variation (BUILDING_BLOCKS §2.3). Running an (ε_M, δ_M)-DP learner on m₁ draws is
+    variation (:ref:`notes_kappa_dense`). Running an (ε_M, δ_M)-DP learner on m₁ draws is
     then (ε̂, δ̂)-DP per round, and T = ``max_iter`` rounds compose adaptively; the tests,
     the MW update and the stopping rule are post-processing. The whole composed guarantee
     is charged as a single ``"approx"`` event, with the per-round values in its

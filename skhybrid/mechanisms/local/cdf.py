@@ -66,7 +66,8 @@ class HierarchicalCDF(SignRandomizer):
     the data is looked at, and sends one Hadamard randomized-response report
     (:class:`~skhybrid.mechanisms.local.HadamardResponse`) of its ``l``-bit prefix over
     ``{0,1}^l``: one ε-LDP report per agent. This is the hierarchical histogram behind
-    TreeHist (Bassily, Nissim, Stemmer, Thakurta 2017; BKNSS Remark 2.16; BUILDING_BLOCKS §5.3).
+    TreeHist (Bassily, Nissim, Stemmer, Thakurta 2017; BKNSS Remark 2.16;
+    :ref:`notes_hierarchical_cdf`).
 
     The server estimates the fraction of agents with prefix ``p`` at level ``l`` by
     ``f̂_l(p) = (b/n) c_ε Σ_{u: l_u = l} y_u H[p, j_u]`` and answers
@@ -118,7 +119,7 @@ class HierarchicalCDF(SignRandomizer):
     def error_bound(self, n, beta):
         """Sup error ``c_ε b sqrt(2 (b ln 2 + ln(2/β)) / n)`` over all thresholds, w.p. ``1−β``.
 
-        BUILDING_BLOCKS §5.3 (Hoeffding, ranges ``2 b c_ε / n``, union bound over ``2^b``
+        :ref:`notes_hierarchical_cdf` (Hoeffding, ranges ``2 b c_ε / n``, union bound over ``2^b``
         thresholds); it covers the randomizer noise and the random level assignment.
         """
         beta = _check_probability(beta, "beta")

@@ -83,7 +83,7 @@ class HadamardResponse(SignRandomizer):
     draws ``j ~ Unif[0, D)`` independently of ``v`` and sends ``(j, y)`` with
     ``y = H[v, j]`` w.p. ``e^ε/(1+e^ε)`` and ``−H[v, j]`` otherwise. For a fixed ``j`` the
     two possible ``y`` have likelihood ratio at most ``e^ε`` under any two values, so
-    the report is ε-LDP (BUILDING_BLOCKS §5.2; Bassily & Smith 2015 single-bit oracle).
+    the report is ε-LDP (Bassily & Smith 2015 single-bit oracle; :ref:`notes_hadamard_response`).
 
     The server estimate ``ĉ(v) = c_ε Σ_u y_u H[v, j_u]`` with ``c_ε = (e^ε+1)/(e^ε−1)``
     is unbiased for the count ``c(v)`` with variance ``n c_ε² − c(v)``; all ``D``
@@ -173,7 +173,7 @@ class HadamardResponse(SignRandomizer):
         """``c_ε sqrt(2 n ln(2|X|/β))``: with prob. ``≥ 1−β`` every ``|ĉ(v) − c(v)|`` is below it.
 
         Each of the ``n`` terms of ``ĉ(v)`` lies in ``[−c_ε, c_ε]``; Hoeffding's inequality
-        and a union bound over the ``|X|`` values (BUILDING_BLOCKS §5.2).
+        and a union bound over the ``|X|`` values (:ref:`notes_hadamard_response`).
         """
         beta = _check_probability(beta, "beta")
         return self.c_epsilon * math.sqrt(2.0 * n * math.log(2.0 * self.domain_size / beta))

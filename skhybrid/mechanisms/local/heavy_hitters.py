@@ -18,7 +18,7 @@ class HeavyHitters(HadamardResponse):
     W.p. ``≥ 1−β`` every ``|ĉ(x) − c(x)| < t`` (:meth:`HadamardResponse.error_bound`), so
     ``Est`` contains every ``x`` with ``c(x) ≥ 3t`` and every ``x ∈ Est`` has ``c(x) > t``:
     the shape of BKNSS Thm 2.18 (Bassily & Smith 2015), since ``2/ε ≤ c_ε ≤ 2.17/ε`` for
-    ``ε ≤ 1`` (BUILDING_BLOCKS §5.4, "simple implementation with constants you can prove").
+    ``ε ≤ 1`` (:ref:`notes_heavy_hitters`).
 
     Parameters
     ----------

@@ -23,7 +23,8 @@ class QuantileSearch(Mechanism):
     """Interactive ε-LDP binary search for a ``p*``-quantile on ``[lo, hi]``.
 
     The randomized-response binary search of BKNSS Thm 2.19 (their [31, Thm 17]), with
-    the provable constants of BUILDING_BLOCKS §6. ``T = ⌈log₂((hi − lo)/τ)⌉`` rounds; round ``t`` asks a
+    provable constants (:ref:`notes_quantile_search`). ``T = ⌈log₂((hi − lo)/τ)⌉``
+    rounds; round ``t`` asks a
     *fresh* batch of ``m = ⌈c_ε² ln(2T/β) / (2λ²)⌉`` agents for ``RR_ε(1[x ≤ mid])``
     (:class:`~skhybrid.mechanisms.RandomizedResponse`), debiases the mean to ``p̂``, and
     moves ``lo ← mid`` if ``p̂ < p*`` else ``hi ← mid``. Every agent sends one ε-LDP bit.
@@ -41,7 +42,7 @@ class QuantileSearch(Mechanism):
     where ``F`` is the CDF of ``P`` when the agents are i.i.d. draws from ``P`` (the setting
     of Thm 2.19), and the empirical CDF of each round's agents for a fixed dataset. So the
     bracket meets ``[q_{p*−λ}, q_{p*+λ}]`` up to width ``τ``. Returning one endpoint instead
-    does **not** satisfy the theorem's "either/or" in every case (BUILDING_BLOCKS §6).
+    does **not** satisfy the theorem's "either/or" in every case (:ref:`notes_quantile_search`).
 
     Parameters
     ----------
@@ -134,8 +135,8 @@ class QuantileSearch(Mechanism):
 def quantile_sample_size(epsilon, lo, hi, tau, lam, beta):
     """Agents needed by :func:`rr_quantile_search`: ``T·⌈c_ε² ln(2T/β)/(2λ²)⌉``.
 
-    Matches BKNSS Thm 2.19's ``N ≳ T λ⁻² c_ε² log(T/β)`` with the constants of
-    BUILDING_BLOCKS §6.
+    Matches BKNSS Thm 2.19's ``N ≳ T λ⁻² c_ε² log(T/β)`` with explicit constants
+    (:ref:`notes_quantile_search`).
     """
     return QuantileSearch(epsilon, lo, hi, tau, lam, beta).sample_size
 
