@@ -38,7 +38,7 @@ def main(reps=5, mu=100.0):
             y = np.concatenate([data.y_source, np.full(n, np.nan)])
             public = np.arange(M + n) < M
 
-            def mse(coef):
+            def mse(coef, data=data):
                 return float(np.mean((data.X_test @ coef - data.y_test) ** 2)) * 1e4
 
             q = np.full(M, 1 / M)

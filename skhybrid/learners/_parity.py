@@ -124,6 +124,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         Source of the subsampling and solution draws. A fixed seed reused across CV folds
         reuses the noise (fine for tests, not for releases).
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -202,6 +203,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         Returns
         -------
         self : PrivateParityClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -238,7 +240,18 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         return self
 
     def predict(self, X):
-        """Predict ``classes_[⟨parity_, x⟩ mod 2]`` (``classes_[0]`` when ``parity_`` is None)."""
+        """Predict ``classes_[⟨parity_, x⟩ mod 2]`` (``classes_[0]`` when ``parity_`` is None).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xb = check_binary_features(X)

@@ -187,6 +187,7 @@ def private_parity(X, y, epsilon, rng, *, rate="tanh", floor=0.5):
         Pure-DP level (replace-one neighbours). ``np.inf`` is accepted with
         ``rate="tanh"`` (``p = 1``; then pass ``floor=0`` for the non-private baseline).
     rng : numpy.random.Generator
+        Source of every random draw.
     rate : {"tanh", "klnrs"}, default="tanh"
         ``"tanh"``: ``p = tanh(ε/2)``, exactly ε-DP for every ε.
         ``"klnrs"``: ``p = ε/4`` (KS 2023 App. B), ε-DP only for ``ε ≤ 3.83``

@@ -193,6 +193,7 @@ def sample_from_log_weights(log_mu, m, rng):
     m : int >= 0
         Number of draws.
     rng : numpy.random.Generator
+        Source of every random draw.
 
     Returns
     -------

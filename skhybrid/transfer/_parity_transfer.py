@@ -67,7 +67,11 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         fit succeeds then depend on private labels. A label outside a declared set is
         refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
     verbose : int, default=0
         Print the number of candidate parities and the local test's (DP) estimates.
 
@@ -205,6 +209,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : ParityTransfer
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -288,13 +293,35 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             print(f"[{type(self).__name__}] {message}")
 
     def decision_function(self, X):
-        """1 where the chosen parity is 1, −1 elsewhere."""
+        """Return 1 where the chosen parity is 1, −1 elsewhere.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            The signed parity.
+        """
         check_is_fitted(self, "parity_")
         X = check_binary_features(validate_data(self, X, dtype=None, reset=False))
         return 2.0 * predict_parity(self.parity_, X) - 1.0
 
     def predict(self, X):
-        """Labels ``classes_[⟨r, x⟩ mod 2]``."""
+        """Predict ``classes_[⟨r, x⟩ mod 2]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         bits = (self.decision_function(X) > 0).astype(int)  # checks fitted first
         return self.classes_[bits]
 
