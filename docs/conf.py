@@ -139,7 +139,6 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "matplotlib_animations": False,
-    "reference_url": {"skhybrid": None},
     # Off by default: the backreference pass imports every name in the examples.
     "backreferences_dir": None,
 }
