@@ -1,7 +1,7 @@
 """
-==========================================================================
+============================================================================
 Private adaptation on real data: diabetes, from low-BMI to high-BMI patients
-==========================================================================
+============================================================================
 
 A clinic has labelled records of one population (the *source*: public, e.g. a published
 study) and unlabelled, sensitive records of the population it serves (the *target*). Here

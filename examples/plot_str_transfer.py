@@ -6,7 +6,7 @@ Subsample-Test-Reweigh: transferring a regularised learner to a target
 The curator holds labelled rows from a source S = N(0, I₂₀); the local agents come
 from a target T that shrinks three coordinates to standard deviation 0.02, and the
 labelling halfspace lives on those coordinates (Kohen & Sheffet, App. C, in the
-regularised setting of BUILDING_BLOCKS §11). A strongly regularised linear SVM trained on
+regularised setting of :ref:`notes_transfer`). A strongly regularised linear SVM trained on
 the source rows alone misplaces the boundary where the target's mass is. Non-private STR
 (Algorithm 1) reweights the curator's rows by multiplicative weights until a hypothesis
 passes the test on the local agents.

@@ -31,12 +31,35 @@ def make_shifted_gaussians(n_curator, n_local, *, n_features=20, n_shifted=3, ta
     coordinates and gives the label −1 to a ``minority`` fraction of T. Curator rows come
     from S, local agents' rows from T.
 
+    Parameters
+    ----------
+    n_curator : int
+        Number of curator rows (drawn from the source S).
+    n_local : int
+        Number of local agents' rows (drawn from the target T).
+    n_features : int, default=20
+        Dimension d.
+    n_shifted : int, default=3
+        Number k of coordinates that T shrinks (App. C uses k = 10 in d = 500).
+    target_scale : float, default=0.02
+        Standard deviation of T on the shrunk coordinates.
+    minority : float, default=0.05
+        Fraction of T's mass labelled −1 (App. C's α).
+    n_test : int, default=0
+        Size of the test sample drawn from T.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seed of the draw.
+
     Returns
     -------
     X : ndarray of shape (n_curator + n_local, n_features)
+        Curator rows first, then local rows.
     y : ndarray of {−1, +1}
-    curator_mask : ndarray of bool (True for the first ``n_curator`` rows)
-    X_test, y_test : a test sample of size ``n_test`` from T
+        Labels of every row.
+    curator_mask : ndarray of bool
+        True for the first ``n_curator`` rows.
+    X_test, y_test : ndarray
+        A test sample of size ``n_test`` from T.
     """
     rng = np.random.default_rng(random_state)
     w = np.zeros(n_features)
@@ -62,9 +85,23 @@ def make_label_determined_halfspace(n_samples, *, n_features=2, offset=0.2, labe
     ``x·1/√d = offset``, the public class (0) inside. With ``label_noise`` a fraction of
     labels is flipped (the agnostic setting). Rows of the public class are public.
 
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows.
+    n_features : int, default=2
+        Dimension d.
+    offset : float, default=0.2
+        Offset of the separating hyperplane along the diagonal direction.
+    label_noise : float, default=0.0
+        Fraction of labels flipped.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seed of the draw.
+
     Returns
     -------
-    X, y, public_mask
+    X, y, public_mask : ndarray
+        Features, labels in {0, 1}, and the mask ``y == 0``.
     """
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-1, 1, size=(n_samples, n_features))
@@ -80,11 +117,27 @@ def make_parity_threshold(n_samples, *, n_parity=8, threshold_bits=8, threshold=
     X has ``n_parity`` uniform bits followed by one integer feature t uniform on
     ``[0, 2^threshold_bits)`` (the ``threshold_feature=-1`` layout of skhybrid.hybrid).
 
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows.
+    n_parity : int, default=8
+        Number of parity bits.
+    threshold_bits : int, default=8
+        Bits b of the threshold feature's domain.
+    threshold : int or None, default=None
+        The threshold θ; ``None`` takes ``int(0.37 * 2**threshold_bits)``.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seed of the draw (the secret parity ``k`` too).
+
     Returns
     -------
     X : ndarray of int64, shape (n_samples, n_parity + 1)
+        Parity bits, then the threshold feature.
     y : ndarray of {0, 1}
-    secret : (k, θ)
+        The labels.
+    secret : tuple
+        The secret ``(k, θ)``.
     """
     rng = np.random.default_rng(random_state)
     k = rng.integers(0, 2, n_parity)

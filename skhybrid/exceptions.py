@@ -39,10 +39,10 @@ class SeedReuseWarning(PrivacyLeakWarning):
 
 
 class DegenerateModelWarning(UserWarning):
-    """A fit returned a model that cannot be useful: a constant classifier, no parity found,
-    a threshold at the edge of its domain.
+    """A fit returned a model that cannot be useful.
 
-    The warning reads only what the fit released (a DP output, so post-processing) and
+    For instance a constant classifier, no parity found, or a threshold at the edge of its
+    domain. The warning reads only what the fit released (a DP output, so post-processing) and
     public quantities; it says what the model does and what usually helps (more rows, a
     larger epsilon, data of the model's class).
     """

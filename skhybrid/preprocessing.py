@@ -55,6 +55,20 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, *, public_mask=None):
         """Fit ``transformer`` on ``X[public_mask]`` (and ``y[public_mask]``).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            All rows; only the public ones are read.
+        y : array-like of shape (n_samples,) or None, default=None
+            Passed to the transformer's ``fit`` (public rows only).
+        public_mask : array-like of bool of shape (n_samples,), default=None
+            True for public rows. ``None`` (or no True entry) is refused.
+
+        Returns
+        -------
+        self : PublicFitTransformer
+            The fitted transformer.
+
         Raises
         ------
         ValueError
@@ -76,16 +90,51 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Transform every row with the transformer fit on public rows."""
+        """Transform every row with the transformer fit on public rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_out : array-like
+            The wrapped transformer's output.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False)
         return self.transformer_.transform(X)
 
     def inverse_transform(self, X):
+        """Apply the wrapped transformer's ``inverse_transform``.
+
+        Parameters
+        ----------
+        X : array-like
+            Transformed rows.
+
+        Returns
+        -------
+        X_original : array-like
+            The wrapped transformer's output.
+        """
         check_is_fitted(self)
         return self.transformer_.inverse_transform(X)
 
     def get_feature_names_out(self, input_features=None):
+        """Return the wrapped transformer's output feature names.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names, as in scikit-learn.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+            The output feature names.
+        """
         check_is_fitted(self)
         return self.transformer_.get_feature_names_out(input_features)
 

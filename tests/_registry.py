@@ -77,7 +77,8 @@ PRIVATE_FIT_FAILED_CHECKS = {
 }
 
 # Estimators over a restricted domain (binary parity bits, integer thresholds, ±1 rows,
-# linearly separable data) must reject sklearn's check data with a ValueError (DESIGN §2);
+# linearly separable data) must reject sklearn's check data with a ValueError
+# (docs/privacy_model.rst);
 # these checks fail by design. tests/hybrid/test_domain_checks.py proves each of them fails on that ValueError.
 # Checks that fit on sklearn's real-valued blob data: every categorical-domain estimator
 # (parity bits, integer thresholds, ±1 rows) must reject that data, so all of them fail.

@@ -29,6 +29,10 @@ class BudgetExceededError(RuntimeError):
 def compose_events(events, target_delta=None):
     """All valid composition views of a list of events, as ``{name: (epsilon, delta)}``.
 
+    Each view is a valid (ε, δ) guarantee for the adaptive composition of ``events``;
+    which one is tightest depends on the events, so all are returned and
+    :func:`best_view` picks the one to report.
+
     Parameters
     ----------
     events : list of PrivacyEvent
@@ -63,10 +67,10 @@ def compose_events(events, target_delta=None):
 
 
 def best_view(views):
-    """The one rule for a reported spend: the view with the smallest ε; among the views
-    within a relative ``REPORT_RTOL`` (1e-4) of it, the one with the smallest δ.
+    """Pick the view to report: the smallest ε, then the smallest δ among near ties.
 
-    Every view is a valid (ε, δ) guarantee at the target δ it was computed for (the
+    Among the views within a relative ``REPORT_RTOL`` (1e-4) of the smallest ε, the one
+    with the smallest δ is returned. Every view is a valid (ε, δ) guarantee at the target δ it was computed for (the
     accountant's δ budget, or a fit's own ``delta``); the tolerance stops a report from
     spending a whole δ budget for a negligible saving in ε, and
     :func:`~skhybrid.accounting.calibrate_pure_epsilon` uses the same tolerance, so a fit
@@ -74,10 +78,17 @@ def best_view(views):
     budget check's message, :meth:`PrivacyAccountant.report` and the command-line report
     all use this rule: the same events at the same target δ give the same numbers.
 
+    Parameters
+    ----------
+    views : dict
+        ``{name: (epsilon, delta)}``, as returned by :func:`compose_events`.
+
     Returns
     -------
     name : str
+        The name of the chosen view.
     (epsilon, delta) : tuple of float
+        Its guarantee.
     """
     eps_min = min(eps for eps, _ in views.values())
     close = [k for k in views if views[k][0] <= eps_min * (1 + comp.REPORT_RTOL)]
@@ -224,7 +235,18 @@ class PrivacyAccountant:
         return self._ledger.read()
 
     def budget(self, population="central"):
-        """The (ε, δ) budget of ``population``."""
+        """Return the (ε, δ) budget of ``population``.
+
+        Parameters
+        ----------
+        population : {"central", "local"}, default="central"
+            The population whose budget is returned.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+            The budget; a population left out of a budget dict has ``(0.0, 0.0)``.
+        """
         self._check_population(population)
         return _budget_pair(self.budget_epsilon, self.budget_delta, population)
 
@@ -236,21 +258,53 @@ class PrivacyAccountant:
         return b_delta if b_delta < 1 else None
 
     def views(self, population="central"):
-        """Every valid composition view of ``population``'s events: ``{name: (ε, δ)}``."""
+        """Return every valid composition view of ``population``'s events.
+
+        Parameters
+        ----------
+        population : {"central", "local"}, default="central"
+            The population whose events are composed.
+
+        Returns
+        -------
+        views : dict
+            ``{name: (epsilon, delta)}`` at the budget's δ (see :func:`compose_events`).
+        """
         self._check_population(population)
         with self._cache_lock:
             tally = self._refresh(self._ledger)[population]
             return tally.views(self._target_delta(tally, population))
 
     def spent(self, population="central"):
-        """The tightest valid (ε, δ) spent so far by ``population``."""
+        """Return the tightest valid (ε, δ) spent so far by ``population``.
+
+        Parameters
+        ----------
+        population : {"central", "local"}, default="central"
+            The population whose spend is returned.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+            The view chosen by :func:`best_view`.
+        """
         return best_view(self.views(population))[1]
 
     def remaining(self, population="central"):
-        """Budget minus spend, per coordinate.
+        """Return the budget minus the spend, per coordinate.
 
         Composition is not additive under the tighter views, so this is an indication;
         the exact test of whether a fit fits is :meth:`can_spend`.
+
+        Parameters
+        ----------
+        population : {"central", "local"}, default="central"
+            The population whose remaining budget is returned.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+            ``max(0, budget - spent)`` for ε and for δ.
         """
         b_eps, b_delta = self.budget(population)
         s_eps, s_delta = self.spent(population)
@@ -281,7 +335,18 @@ class PrivacyAccountant:
             )
 
     def can_spend(self, events):
-        """Whether ``events`` would fit in the remaining budget (nothing is recorded)."""
+        """Tell whether ``events`` would fit in the remaining budget (nothing is recorded).
+
+        Parameters
+        ----------
+        events : list of PrivacyEvent
+            The events of one release.
+
+        Returns
+        -------
+        fits : bool
+            True if :meth:`spend` would accept them now.
+        """
         try:
             with self._cache_lock:
                 self._check(self._refresh(self._ledger), list(events))
@@ -318,7 +383,14 @@ class PrivacyAccountant:
             ledger.append(events)
 
     def report(self):
-        """A plain-text table of the events and the spend per population."""
+        """Return a plain-text table of the events and the spend per population.
+
+        Returns
+        -------
+        report : str
+            The budget, one line per event, and each population's spend (by
+            :func:`best_view`).
+        """
         lines = [f"PrivacyAccountant (ledger: {self.ledger})"]
         lines.append("budget: " + "; ".join(
             f"{p} (epsilon={self.budget(p)[0]:.4g}, delta={self.budget(p)[1]:.3g})"
@@ -346,8 +418,23 @@ class PrivacyAccountant:
     def from_ledger(cls, ledger, *, slack=None):
         """Open an existing durable ledger with the budget stored in it.
 
-        Raises ``ValueError`` if ``ledger`` does not exist (nothing is created) or holds
-        no budget.
+        Parameters
+        ----------
+        ledger : str, path-like or ledger object
+            A SQLite path, a PostgreSQL URL or a ledger back end (see the ``ledger``
+            parameter of the class).
+        slack : float or None, default=None
+            As the class parameter ``slack``.
+
+        Returns
+        -------
+        accountant : PrivacyAccountant
+            An accountant bound to ``ledger`` with the stored budget.
+
+        Raises
+        ------
+        ValueError
+            If ``ledger`` does not exist (nothing is created) or holds no budget.
         """
         if isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
             raise ValueError(f"No ledger at {os.fspath(ledger)!r}: nothing was created. "

@@ -237,7 +237,7 @@ def kov_composition(epsilons, deltas, slack):
 
     where ``tanh(ε/2) = (e^ε − 1)/(e^ε + 1)``. Note the division by δ̃ inside the
     logarithm of the second term: some public code multiplies instead, which is
-    wrong (BUILDING_BLOCKS §7).
+    wrong (docs/notes/building_blocks.rst, "Composition").
 
     Parameters
     ----------
@@ -961,7 +961,7 @@ def calibrate_pure_epsilon(epsilon, delta, k, zcdp_factor=0.5):
     k : int
         Number of adaptive uses, >= 1.
     zcdp_factor : float, default=0.5
-        ρ0/ε0² for one use; must be > 0 and at most 1/2.
+        The ratio ρ0/ε0² for one use; must be > 0 and at most 1/2.
 
     Returns
     -------
@@ -1010,7 +1010,7 @@ def calibrate_gaussian_sigma(epsilon, delta, k, sensitivity=1.0):
     k : int
         Number of adaptive uses, >= 1.
     sensitivity : float, default=1.0
-        ℓ2 sensitivity Δ of each use.
+        The ℓ2 sensitivity Δ of each use.
 
     Returns
     -------
@@ -1048,7 +1048,7 @@ def calibrate_laplace_scale(epsilon, delta, k, sensitivity=1.0):
     k : int
         Number of adaptive uses, >= 1.
     sensitivity : float, default=1.0
-        ℓ1 sensitivity Δ of each use.
+        The ℓ1 sensitivity Δ of each use.
 
     Returns
     -------

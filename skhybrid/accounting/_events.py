@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass, field
 
 __all__ = ["PrivacyEvent", "POPULATIONS", "EVENT_KINDS"]
 
-#: The two populations of DESIGN §3: the curator's / private rows, and each local agent.
+#: The two populations (docs/privacy_model.rst): the curator's / private rows, and each
+#: local agent.
 POPULATIONS = ("central", "local")
 
 #: Event kinds the accountant can compose. ``"approx"`` is a plain (ε, δ)-DP guarantee;
@@ -19,6 +20,10 @@ EVENT_KINDS = ("pure", "approx", "gaussian", "zcdp", "nonprivate")
 @dataclass(frozen=True)
 class PrivacyEvent:
     """One (possibly repeated) use of a mechanism on one population.
+
+    Mechanisms declare their events before they run; the accountant composes them per
+    population (:func:`~skhybrid.accounting.compose_events`) and records them in its
+    ledger. An event's ``kind`` says which composition analyses apply to it.
 
     Parameters
     ----------
@@ -33,7 +38,7 @@ class PrivacyEvent:
     count : int, default=1
         Number of adaptive uses (self-composition).
     rho : float or None
-        ρ-zCDP of one use, when known (``"zcdp"``, ``"gaussian"``, ``"pure"`` with
+        The ρ-zCDP guarantee of one use, when known (``"zcdp"``, ``"gaussian"``, ``"pure"`` with
         ρ = ε²/2 by Bun & Steinke 2016 Prop. 1.4, or ε²/8 for bounded-range
         mechanisms such as the exponential mechanism, Cesar & Rogers 2021).
     mu : float or None
@@ -44,6 +49,8 @@ class PrivacyEvent:
         Who spent it (usually the estimator's class name).
     params : dict
         Extra mechanism parameters worth keeping in the ledger (scale, sensitivity, ...).
+    timestamp : float
+        When the event was created (seconds since the epoch); not compared.
     """
 
     mechanism: str
@@ -83,12 +90,31 @@ class PrivacyEvent:
 
     @property
     def is_nonprivate(self):
+        """Whether the event is a non-private use (ε = ∞ and no tighter view)."""
         return math.isinf(self.epsilon) and self.rho is None and self.mu is None
 
     def to_dict(self):
-        """A JSON-serialisable dict (used by the ledgers)."""
+        """Return the event as a JSON-serialisable dict (used by the ledgers).
+
+        Returns
+        -------
+        data : dict
+            Every field, by name.
+        """
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data):
+        """Rebuild an event from :meth:`to_dict`'s output.
+
+        Parameters
+        ----------
+        data : dict
+            Every field, by name.
+
+        Returns
+        -------
+        event : PrivacyEvent
+            The event (validated again).
+        """
         return cls(**data)

@@ -32,9 +32,12 @@ __all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "make_ledger"]
 
 
 class DetachedLedgerError(RuntimeError):
-    """An in-memory ledger was copied into another process (pickled, or carried by a
-    ``fork``): charges made there would never reach the original accountant, so it
-    refuses to record them."""
+    """An in-memory ledger was copied into another process and refuses to record.
+
+    The copy was pickled, or carried by a ``fork``: charges made there would never reach
+    the original accountant. Use a durable ledger (a SQLite path) to charge from worker
+    processes.
+    """
 
 
 class MemoryLedger:

@@ -131,8 +131,9 @@ def subsampled_gaussian_rdp(alpha, eta, mu):
     The released noisy gradient has law P = Σ_i μ_i N(g_i, σ²I) on one dataset and
     Q = Σ_i μ'_i N(g'_i, σ²I) on a neighbour, with ‖g‖ ≤ L for every clipped gradient.
 
-    1. Coupling: the example distributions are within TV η (η = 1/(κn), BUILDING_BLOCKS
-       §2.3), so P = (1 − η)R + ηP₁, Q = (1 − η)R + ηQ₁ where R, P₁, Q₁ are mixtures of
+    1. Coupling: the example distributions are within TV η (η = 1/(κn), proved in
+       docs/notes/building_blocks.rst, "The κ-dense projection and its stability"), so
+       P = (1 − η)R + ηP₁, Q = (1 − η)R + ηQ₁ where R, P₁, Q₁ are mixtures of
        N(g, σ²I), ‖g‖ ≤ L (if the TV is η' < η use η'; the bound below increases with η).
     2. Advanced joint convexity (Balle, Barthe & Gaboardi 2018, Thm 2): for γ ≥ 1,
        H_{1+η(γ−1)}(P‖Q) = η·H_γ(P₁ ‖ (1 − β)R + βQ₁) ≤ η·max(H_γ(P₁‖R), H_γ(P₁‖Q₁)),

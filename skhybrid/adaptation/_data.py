@@ -53,9 +53,9 @@ def make_adaptation_data(
     Parameters
     ----------
     n_source : int, default=1000
-        m, the number of labelled public source rows (§7 uses 1000).
+        The number m of labelled public source rows (§7 uses 1000).
     n_target : int, default=1000
-        n, the number of private target rows (§7: 1000 ... 8000). Their labels are
+        The number n of private target rows (§7: 1000 ... 8000). Their labels are
         returned only for the oracle baseline.
     n_test : int, default=10000
         Labelled target rows for measuring test MSE (not specified in §7).

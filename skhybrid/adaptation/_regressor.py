@@ -65,7 +65,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         Privacy budget ε of the fit. ``np.inf`` runs the chosen solver without noise (the
         paper's non-private algorithm; it records a non-private event).
     delta : float, default=1e-5
-        δ of the whole fit. ``"noisy-moments"`` and ``"two-stage-md"`` need δ > 0; the
+        The δ of the whole fit. ``"noisy-moments"`` and ``"two-stage-md"`` need δ > 0; the
         Frank-Wolfe solvers use it to compose their K steps more tightly.
     solver : {"noisy-moments", "single-stage", "two-stage-fw", "two-stage-md", "exact"}, \
             default="noisy-moments"
@@ -81,7 +81,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         - ``"exact"``: non-private Cortes–Mohri (SDP of BMS23 problem (5)), then ridge.
           Refused (ValueError) unless ``epsilon=np.inf``.
     data_norm : float or None, default=None
-        r, the public bound on a target row's l2 norm (after centring, with
+        The public bound r on a target row's l2 norm (after centring, with
         ``fit_intercept=True``); private rows are clipped to it. ``None`` takes the largest
         norm among the (centred) public source rows -- a public statistic, so free, stored
         in ``solver_info_["r"]``. Pass a bound when you know the target's range: under a
@@ -102,7 +102,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         unstated; 100 lets the non-private single-stage solver reach the exact
         solution on the §7 data).
     lam : float, default=1e-3
-        λ, the stage-1 regulariser ``(λ/2)||q||^2`` (BMS23 (5); §7 uses 0.001).
+        The stage-1 regulariser λ, as in ``(λ/2)||q||^2`` (BMS23 (5); §7 uses 0.001).
     ridge_alpha : float, default=1e-3
         Ridge strength of stage 2 (relative to ``sum q = 1``).
     max_iter : int, default=1000
@@ -283,6 +283,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Source rows (public) and target rows (private) together.
         y : array-like of shape (n_samples,)
             Labels of the public rows; entries of private rows are ignored (never read).
         public_mask : array-like of bool of shape (n_samples,), default=None
@@ -291,6 +292,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         Returns
         -------
         self : DiscrepancyAdaptationRegressor
+            The fitted estimator.
         """
         self._check_fit_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
@@ -450,7 +452,18 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
     # ------------------------------------------------------------------ predict
 
     def predict(self, X):
-        """Predict ``X @ coef_ + intercept_`` (touches no training row)."""
+        """Predict ``X @ coef_ + intercept_`` (touches no training row).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_

@@ -117,6 +117,7 @@ def release_second_moment(X_private, mechanism, rng):
     mechanism : GaussianMechanism
         Calibrated to ``moments_sensitivity(r, n)`` (see there for the proof).
     rng : numpy.random.Generator
+        Source of every random draw.
 
     Returns
     -------
@@ -263,6 +264,7 @@ def private_frank_wolfe(M0, X_src, y_src, *, coef_norm, mu, max_iter, selector, 
     selector : callable
         From :func:`selection_mechanism`.
     rng : numpy.random.Generator
+        Source of every random draw.
 
     Returns
     -------

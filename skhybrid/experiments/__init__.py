@@ -15,7 +15,16 @@ _FAMILIES = ("transfer", "ppm", "adaptation", "hybrid")
 
 
 def available():
-    """``{name: function}`` of every registered reproduction."""
+    """Return every registered reproduction.
+
+    A family whose module cannot be imported (an optional dependency is missing) is left
+    out.
+
+    Returns
+    -------
+    experiments : dict
+        ``{name: function}``; each function takes ``(out_dir, quick=False, seed=0)``.
+    """
     found = {}
     for family in _FAMILIES:
         try:
@@ -29,7 +38,27 @@ def available():
 
 
 def run(name, out_dir="figures", quick=False, seed=0):
-    """Run one reproduction by name."""
+    """Run one reproduction by name.
+
+    The command ``python -m skhybrid reproduce <name>`` calls this: it prints a table and
+    saves figures in ``out_dir``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :func:`available`.
+    out_dir : str, default="figures"
+        Where figures and cached results go.
+    quick : bool, default=False
+        Run a smaller configuration (seconds to minutes instead of the paper's size).
+    seed : int, default=0
+        Seed of the data and of the privacy noise.
+
+    Returns
+    -------
+    rows : list of dict
+        The experiment's result rows.
+    """
     experiments = available()
     if name not in experiments:
         raise ValueError(

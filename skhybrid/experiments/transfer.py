@@ -3,8 +3,8 @@
 ``str-gaussian``        App. C: S = N(0, I_d), T shrinks k coordinates to std σ = 0.02, a
                         halfspace on those k coordinates labels α of T's mass −1; hard-margin
                         linear SVM base learner, non-private STR (Figures 1a–c), plus the
-                        regularised setting of BUILDING_BLOCKS §11 (d = 20, k = 3) where STR
-                        actually improves on the source-only learner.
+                        regularised setting of docs/notes/transfer_hybrid.rst (d = 20,
+                        k = 3) where STR actually improves on the source-only learner.
 ``str-ellipse``         App. D non-private: origin-centred ellipses, i.e. halfspaces on the
                         squared features x², d = 200, k = 6, σ_T = 0.4 (Figure 2).
 ``str-private-ellipse`` App. D private: d = 8, k = 2, σ_S = 0.1, σ_T = 0.07, α = 0.08, ε = 0.5,
@@ -171,7 +171,11 @@ def _run_setting(setting, ns, reps, make_data, base, str_kw, rng, source=None):
 
 
 def str_gaussian(out_dir, quick=False, seed=0):
-    """App. C (hard-margin SVM, non-private STR) and the regularised setting of §11."""
+    """App. C (hard-margin SVM, non-private STR) and a regularised setting.
+
+    The regularised setting (d = 20, k = 3) is where STR improves on the source-only
+    learner (docs/notes/transfer_hybrid.rst).
+    """
     rng = np.random.default_rng(seed)
     alpha = 0.01
     if quick:
@@ -194,7 +198,8 @@ def str_gaussian(out_dir, quick=False, seed=0):
                        warm_start=True), rng)
     _plots(out_dir, "str_gaussian_app_c", rows_c, curves_c)
 
-    # Regularised learner (BUILDING_BLOCKS §11): where STR's reweighting matters.
+    # Regularised learner (docs/notes/transfer_hybrid.rst, App. C): where STR's reweighting
+    # matters.
     a2 = 0.05
     ns2, reps2 = ([5000], 2) if quick else ([2000, 5000, 10000], 5)
 

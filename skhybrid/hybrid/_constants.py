@@ -1,7 +1,8 @@
 """Sample sizes of the hybrid-model protocols with explicit constants (BKNSS §3, App. A).
 
 The paper states its bounds in O(·); these helpers follow each proof with the explicit
-constants of the building blocks as implemented here (BUILDING_BLOCKS §1.4, §5.3, §6),
+constants of the building blocks as implemented here (docs/notes/building_blocks.rst:
+the parity learner's accuracy, the hierarchical CDF, the quantile search),
 so the numbers are sufficient for the guarantees of *this* code, not the paper's tightest.
 """
 
@@ -32,7 +33,8 @@ def boosted_parity_size(d, alpha, beta, epsilon, floor=0.5, rate="tanh"):
     """Rows for an ε-DP (α, β)-learner of Parity_d: PPAR on ``k`` disjoint chunks.
 
     On realizable data a chunk is ⊥ only through its floor coin (probability ``q``), and
-    a non-⊥ output has error > α with probability ``≤ β₁`` (BUILDING_BLOCKS §1.4). The
+    a non-⊥ output has error > α with probability ``≤ β₁`` (docs/notes/building_blocks.rst,
+    the parity learner's accuracy). The
     first non-⊥ of ``k`` chunks fails with probability ``≤ q^k + kβ₁``; take
     ``k = ⌈ln(2/β)/ln(1/q)⌉`` and ``β₁ = β/(2k)``, each chunk
     ``parity_sample_size(d, α, β₁, ε)`` rows. This is the explicit form of BKNSS
@@ -88,7 +90,7 @@ def lemma33_local_size(b, alpha, beta, epsilon):
     """Local agents ``n`` for BKNSS Lemma 3.3: an ``α²``-accurate CDF (Thm 2.15) and DKW.
 
     ``n = max(cdf_sample_size(b, α², β, ε), dkw_sample_size(α², β))`` with the
-    hierarchical-histogram constant of BUILDING_BLOCKS §5.3:
+    hierarchical-histogram constant of docs/notes/building_blocks.rst:
     ``2 c_ε² b² (b ln 2 + ln(2/β))/α⁴`` — the paper's ``O(b³ log(b/(αβ))/(α⁴ε²))``.
     """
     alpha = _check_unit(alpha, "alpha")
@@ -113,7 +115,10 @@ def app_a_curator_size(c, alpha, beta, epsilon, floor=0.5, rate="tanh"):
 
 
 def app_a_local_size(b, alpha, beta, epsilon):
-    """Local agents for App. A's threshold half, with the quantile search of BUILDING_BLOCKS §6.
+    """Local agents for App. A's threshold half, with skhybrid's quantile search.
+
+    The search and its constants: docs/notes/building_blocks.rst, "A quantile by binary
+    search".
 
     ``⌈4/α⌉ − 1`` quantiles, each by binary search over ``[0, 2^b]`` to ``τ = 1/4``
     (``T = b + 2`` rounds, fresh agents per round), ``λ = α/16``, failure

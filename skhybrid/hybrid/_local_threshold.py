@@ -81,7 +81,8 @@ def threshold_from_cdf(cdf, bits):
 
 # ------------------------------------------------------------------ App. A (faithful)
 
-#: Failure probability used to size each quantile round (BUILDING_BLOCKS §6 constants);
+#: Failure probability used to size each quantile round (the constants of the quantile
+#: search in docs/notes/building_blocks.rst);
 #: only the *minimum* number of agents depends on it, never the reports.
 _APP_A_DESIGN_BETA = 0.05
 
@@ -99,7 +100,8 @@ def _app_a_shape(bits, alpha):
 def _app_a_lambda(m_round, T, beta_q, epsilon):
     """Mass tolerance ``λ`` that ``m_round`` agents per round buy (inverts Thm 2.19's size).
 
-    ``m = ⌈c_ε² ln(2T/β_q)/(2λ²)⌉`` (BUILDING_BLOCKS §6) solved for ``λ``.
+    ``m = ⌈c_ε² ln(2T/β_q)/(2λ²)⌉`` (docs/notes/building_blocks.rst, "A quantile by binary
+    search") solved for ``λ``.
     """
     c_eps = 1.0 / math.tanh(epsilon / 2)
     if m_round < 1:
@@ -130,11 +132,13 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
       ``n_q = K − 1`` quantile searches (``⌊n/2⌋/n_q`` agents, ``T = b+2`` rounds of ``m``
       fresh agents) returns ``q`` with ``F(q) ≥ p − λ`` and ``F(q − 1) < p + λ``, with
       ``λ = c_ε sqrt(ln(2T/β_q)/(2m))`` and ``β_q = β/(4 n_q)`` (BKNSS Thm 2.19; constants
-      of BUILDING_BLOCKS §6). So the open interval between consecutive boundaries has mass
+      of docs/notes/building_blocks.rst, "A quantile by binary search"). So the open
+      interval between consecutive boundaries has mass
       ``< α/4 + 2λ``, and the boundary just above the true threshold errs only inside it.
     * ``2K t/n₂`` is the counting error of the second half: ``n₂ = n − ⌊n/2⌋`` agents send
       one HRR report of (label, bin) on ``2K`` values; w.p. ``≥ 1 − β/4`` every count is
-      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (BUILDING_BLOCKS §5.2, 5.4), and a
+      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (Hadamard response and heavy hitters in
+      docs/notes/building_blocks.rst), and a
       candidate's error sums ``K`` counts, so the chosen candidate is within ``2Kt/n₂`` of
       the best one.
     * the last term: Hoeffding and a union bound over the ``K + 1`` candidates (fixed
@@ -199,6 +203,7 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
     epsilon : float
         Each agent's local ε; ``np.inf`` uses exact quantiles and counts (same split).
     rng : numpy.random.Generator
+        Source of every random draw.
 
     Returns
     -------
@@ -260,7 +265,7 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
 
 class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierMixin,
                                BaseEstimator):
-    """ε-LDP threshold learner from local agents' (value, label) reports (BKNSS App. A).
+    """Threshold learner, ε-LDP, from local agents' (value, label) reports (BKNSS App. A).
 
     Learns ``Thr_θ(t) = 1[t ≥ θ]`` over the integer threshold feature ``t ∈ [0, 2^b)``;
     every other column is ignored (on parity-XOR-threshold data this is the local-only
@@ -285,6 +290,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     Parameters
     ----------
     threshold_feature : int, default=-1
+        Column index of the integer threshold feature; the other columns are ignored.
     threshold_bits : int, default=8
         ``b``: the feature's public domain is ``[0, 2^b)``.
     alpha : float in (0, 1), default=0.1
@@ -297,8 +303,14 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     classes : array-like of shape (2,) or None, default=None
         The label set (a public domain); ``None`` reads it from ``y`` with a
         :class:`~skhybrid.PrivacyLeakWarning`.
-    accountant, random_state, verbose
-        As everywhere in skhybrid.
+    accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
+    verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -364,6 +376,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows with the integer threshold column ``threshold_feature``.
         y : array-like of shape (n_samples,)
             Two-class labels.
         curator_mask : array-like of bool of shape (n_samples,), default=None
@@ -373,6 +386,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         Returns
         -------
         self : LocalThresholdClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -389,7 +403,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
                                  "be False in curator_mask.")
         b = self.threshold_bits
         name = type(self).__name__
-        # With curator_mask=None every row is the curator's (DESIGN §2): the same ε-LDP
+        # With curator_mask=None every row is the curator's (docs/user_guide/hybrid.rst,
+        # "curator_mask"): the same ε-LDP
         # protocol run on them is ε-DP centrally, so the charge goes to "central".
         population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
@@ -453,11 +468,23 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         return self
 
     def error_bound(self, n, beta=0.05):
-        """Error bound of the fit with ``n`` agents, w.p. ``≥ 1 − β``.
+        """Return the error bound of a fit with ``n`` agents, w.p. ``≥ 1 − β``.
 
         ``"cdf"``: excess error ``4 c_ε (b+1) sqrt(2((b+1) ln 2 + ln(2/β))/n)``, four times
-        the CDF's sup error (BUILDING_BLOCKS §5.3 on ``b + 1`` bits). ``"app-a"``: the
-        total of :func:`app_a_error_bound` (realizable i.i.d. data).
+        the CDF's sup error (:ref:`notes_hierarchical_cdf` on ``b + 1`` bits).
+        ``"app-a"``: the total of ``app_a_error_bound`` (realizable i.i.d. data).
+
+        Parameters
+        ----------
+        n : int
+            Number of local agents.
+        beta : float, default=0.05
+            Failure probability.
+
+        Returns
+        -------
+        bound : float
+            The excess error bound.
         """
         if getattr(self, "method", "cdf") == "app-a":
             return app_a_error_bound(n, self.threshold_bits, self.alpha, beta,
@@ -465,7 +492,18 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         return 4 * HierarchicalCDF(self.epsilon, self.threshold_bits + 1).error_bound(n, beta)
 
     def predict(self, X):
-        """Predict ``classes_[1[t ≥ threshold_]]``."""
+        """Predict ``classes_[1[t ≥ threshold_]]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows with the integer threshold column ``threshold_feature``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         check_is_fitted(self, "threshold_")
         X = validate_data(self, X, dtype=None, reset=False)
         _, tf = split_columns(X, self.threshold_feature, check_parity=False)
@@ -495,16 +533,32 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
 
     Parameters
     ----------
-    threshold_feature, threshold_bits, alpha, epsilon
-        As in :class:`ParityThresholdClassifier`.
+    threshold_feature : int, default=-1
+        Column index of the ordered threshold feature; every other column is a 0/1 parity
+        feature.
+    threshold_bits : int, default=8
+        ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``.
+    alpha : float in (0, 1), default=0.1
+        Target accuracy of the threshold part.
+    epsilon : float, default=1.0
+        The ε of both populations. ``np.inf`` runs the non-private protocol.
     n_chunks : int, default=4
         Disjoint chunks of the curator's PPAR (parallel composition).
-    rate, floor
-        PPAR parameters.
+    rate : {"tanh", "klnrs"}, default="tanh"
+        PPAR inclusion rate (see :class:`~skhybrid.learners.PrivateParityClassifier`).
+    floor : float, default=0.5
+        PPAR ⊥ floor, at least ``(1-p)/(3-p)``.
     classes : pair of array-likes of shape (2,), or None, default=None
         The label sets of the two columns (public domains); ``None`` reads them from
         ``y`` with a :class:`~skhybrid.PrivacyLeakWarning`.
-    accountant, random_state, verbose
+    accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
+    verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -565,12 +619,17 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            0/1 parity columns plus the integer threshold column ``threshold_feature``.
         y : array-like of shape (n_samples, 2)
+            Parity labels (column 0) and threshold labels (column 1).
         curator_mask : array-like of bool of shape (n_samples,), default=None
+            True for the curator's rows, False for local agents. ``None``: every row is at
+            the curator (see Notes).
 
         Returns
         -------
         self : ParityAndThresholdClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -633,7 +692,18 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         return self
 
     def predict(self, X):
-        """Predict both labels; returns an array of shape (n_samples, 2)."""
+        """Predict both labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 parity columns plus the integer threshold column.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples, 2)
+            Parity and threshold labels.
+        """
         check_is_fitted(self, "threshold_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xp, tf = split_columns(X, self.threshold_feature)

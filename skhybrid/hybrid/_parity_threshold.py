@@ -42,7 +42,7 @@ def check_threshold_values(t, bits, name="threshold feature"):
     """Return the threshold column as int64, or raise if it leaves ``[0, 2^bits)``.
 
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
-    outside it are rejected, never clipped silently (DESIGN §2).
+    outside it are rejected, never clipped silently (docs/privacy_model.rst).
     """
     t = np.asarray(t, dtype=np.float64)
     high = 2.0 ** bits
@@ -250,7 +250,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     alpha : float in (0, 1), default=0.1
         Target accuracy; the curator uses ``⌈1/α⌉`` blocks.
     epsilon : float, default=1.0
-        ε of both populations: the curator's rows (central) and each local agent (local).
+        The ε of both populations: the curator's rows (central) and each local agent.
         ``np.inf`` runs the non-private protocol (exact GF(2) solves, exact CDF).
     referee : {"class", "nearest"}, default="class"
         How the referee turns the curator's message into per-block hypotheses (both are
@@ -274,9 +274,12 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         fit succeeds then depend on private labels. A label outside a declared set is
         refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
         A fixed seed reused across CV folds reuses noise (fine for tests only).
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -301,8 +304,8 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     Privacy (BKNSS Lemma 3.3). Sorting makes the blocks depend on every row: replacing one
     curator row changes at most one element of *every* block (the rows between the old
     and new position shift by one), so the blocks are **not** disjoint across neighbours
-    and the ``K`` runs compose: ``K · ε/K = ε`` by basic composition (BUILDING_BLOCKS
-    §1.5.4). Each local agent sends one ε-LDP report. Events: central
+    and the ``K`` runs compose: ``K · ε/K = ε`` by basic composition
+    (:ref:`notes_sorted_blocks`). Each local agent sends one ε-LDP report. Events: central
     ``private_parity(ε/K) × K``; local ``hierarchical_cdf(ε)``.
 
     ``curator_mask=None`` (every row at the curator; how sklearn's checks call ``fit``):
@@ -397,6 +400,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         Returns
         -------
         self : ParityThresholdClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -464,7 +468,18 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         return (augment(Xp).astype(np.int64) * H).sum(axis=1) & 1
 
     def predict(self, X):
-        """Predict with the routed block's parity of ``x ∘ 1``."""
+        """Predict with the routed block's parity of ``x ∘ 1``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 parity columns plus the integer threshold column.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         bits = self._bits(X)  # checks that the model is fitted first
         return self.classes_[bits]
 

@@ -243,6 +243,7 @@ def one_out_of_2d_parity(task, epsilon, rng, order="agents-first", strategy="spl
     epsilon : float
         ε of the curator (central) and of each agent (local).
     rng : numpy.random.Generator
+        Source of every random draw.
     order : {"agents-first", "curator-first"}
         ``"agents-first"`` is Lemma 4.2's protocol: round 1, every agent sends one
         ε-LDP heavy-hitters report of ``(t, s_t)`` (default input otherwise); the referee
@@ -320,6 +321,7 @@ class ParityChoosesSecretTask(_CuratorAndAgents):
     ----------
     c, m, n : int
     rng : numpy.random.Generator
+        Source of every random draw.
     """
 
     def __init__(self, c, m, n, rng):
@@ -356,6 +358,7 @@ def parity_chooses_secret(task, epsilon, rng, order="curator-first", n_chunks=2)
     task : ParityChoosesSecretTask
     epsilon : float
     rng : numpy.random.Generator
+        Source of every random draw.
     order : {"curator-first", "agents-first"}
         ``"curator-first"`` is Lemma 5.2's protocol: round 1, the curator sends the ε-DP
         parity ``r̂`` (Thm 2.17); round 2, the referee forwards ``r̂`` to every agent;

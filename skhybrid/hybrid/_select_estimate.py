@@ -36,10 +36,15 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=1.0
-        ε of both populations. ``np.inf``: exact argmax and exact mean.
+        The ε of both populations. ``np.inf``: exact argmax and exact mean.
     accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -97,12 +102,16 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, d)
             Entries in ``{−1, 1}``; anything else raises ValueError.
-        y : ignored
+        y : None
+            Ignored.
         curator_mask : array-like of bool of shape (n_samples,), default=None
+            True for the curator's rows (the selection), False for local agents (the
+            estimate).
 
         Returns
         -------
         self : SelectThenEstimate
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()

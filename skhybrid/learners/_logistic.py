@@ -100,6 +100,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     random_state : int, RandomState, Generator or None, default=None
         Source of the privacy noise. ``None`` uses fresh OS entropy.
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -121,7 +122,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
 
     See Also
     --------
-    sklearn.linear_model.LogisticRegression : the non-private estimator.
+    sklearn.linear_model.LogisticRegression : The non-private estimator.
 
     Notes
     -----
@@ -213,13 +214,16 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows, public and private.
         y : array-like of shape (n_samples,)
+            Class labels.
         public_mask : array-like of bool of shape (n_samples,), default=None
             True for rows without a privacy requirement. ``None``: every row is private.
 
         Returns
         -------
         self : DPLogisticRegression
+            The fitted estimator.
         """
         self._check_fit_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
@@ -339,13 +343,36 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
-        """Class probabilities (sigmoid for binary, normalised one-vs-rest otherwise)."""
+        """Estimate class probabilities (sigmoid, or normalised one-vs-rest for 3+ classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
         p = expit(self.decision_function(X))
         if p.ndim == 1:
             return np.column_stack([1 - p, p])
         return p / p.sum(axis=1, keepdims=True)
 
     def predict_log_proba(self, X):
+        """Estimate the logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            ``log(predict_proba(X))``.
+        """
         return np.log(self.predict_proba(X))
 
     def __sklearn_tags__(self):

@@ -27,8 +27,8 @@ __all__ = ["PrivateParityClassifier", "check_binary_features", "binary_labels"]
 def check_binary_features(X, name="X"):
     """Return ``X`` as a uint8 0/1 matrix or raise a ValueError naming the fix.
 
-    Parity features are a categorical domain ({0, 1}); DESIGN §2 rejects values outside
-    it rather than clipping them.
+    Parity features are a categorical domain ({0, 1}); values outside it are rejected
+    rather than clipped (docs/privacy_model.rst).
     """
     X = np.asarray(X)
     if X.size and not np.isin(X, (0, 1)).all():
@@ -60,7 +60,7 @@ def parity_event(epsilon, count=1, rate="tanh", floor=0.5, population="central",
 def resolve_floor(epsilon, rate, floor):
     """The ⊥ floor to use: ``floor`` checked against ``(1-p)/(3-p)``, or that minimum for "min".
 
-    BUILDING_BLOCKS §1.3: PPAR is ``ln((1+p)/(1-p))``-DP iff ``floor ≥ (1-p)/(3-p)``
+    PPAR is ``ln((1+p)/(1-p))``-DP iff ``floor ≥ (1-p)/(3-p)`` (docs/notes/building_blocks.rst)
     (≈ 1/3 for small ε); the minimum gives the most non-⊥ outputs at the same ε.
     """
     p = _inclusion_rate(epsilon, rate)
@@ -93,8 +93,8 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
     ``n_chunks`` disjoint chunks (a data-independent random partition); on each, PPAR
     keeps every row with probability ``p``, solves the kept rows' GF(2) system and returns
     a uniform solution, or ⊥ if the system is inconsistent, and returns ⊥ with probability
-    ``floor`` before looking at the data (BUILDING_BLOCKS §1.2–1.3; without this floor the
-    learner is not DP at all). The fitted parity is the most frequent non-⊥ chunk output.
+    ``floor`` before looking at the data (:ref:`notes_parity_learner`; without this floor
+    the learner is not DP at all). The fitted parity is the most frequent non-⊥ chunk output.
 
     Parameters
     ----------
@@ -124,6 +124,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         Source of the subsampling and solution draws. A fixed seed reused across CV folds
         reuses the noise (fine for tests, not for releases).
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -202,6 +203,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         Returns
         -------
         self : PrivateParityClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -238,7 +240,18 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         return self
 
     def predict(self, X):
-        """Predict ``classes_[⟨parity_, x⟩ mod 2]`` (``classes_[0]`` when ``parity_`` is None)."""
+        """Predict ``classes_[⟨parity_, x⟩ mod 2]`` (``classes_[0]`` when ``parity_`` is None).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         check_is_fitted(self, "classes_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xb = check_binary_features(X)

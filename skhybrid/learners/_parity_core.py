@@ -6,8 +6,8 @@ subsample the rows, solve the GF(2) system they define, and output a uniform
 solution; with a constant probability output ⊥ instead. The estimator-facing
 classes build on the functions here.
 
-Privacy (BUILDING_BLOCKS §1.3, re-derived here)
------------------------------------------------
+Privacy (docs/notes/building_blocks.rst, re-derived here)
+---------------------------------------------------------
 Let ``p`` be the inclusion rate and ``q`` the ⊥ floor. Fix neighbours ``z, z'``
 differing in row ``i`` and let ``S'`` be the subsample of the other rows (same
 law under both). Write ``V(S)`` for the affine solution space of the rows in
@@ -36,7 +36,7 @@ with its label flipped).
 all**: on a realizable ``z``, ``Pr[⊥ | z] = 0``, while flipping one label makes
 the system inconsistent with positive probability, so ``Pr[⊥ | z'] > 0`` and the
 privacy loss is infinite. Returning a random parity instead of ⊥ does not fix it
-either (BUILDING_BLOCKS §1.3). ``tests/learners/test_parity_core.py`` checks all
+either (its privacy loss grows with n). ``tests/learners/test_parity_core.py`` checks all
 of this by exact enumeration.
 """
 
@@ -90,7 +90,7 @@ def _inclusion_rate(epsilon, rate):
 def _min_floor(p):
     """Smallest ⊥ floor ``q`` with ``1 + p(1-q)/q ≤ (1+p)/(1-p)``.
 
-    BUILDING_BLOCKS §1.3 [DERIVED]; re-derived in the module docstring.
+    Derived in the module docstring (and in docs/notes/building_blocks.rst).
     """
     return (1 - p) / (3 - p)
 
@@ -109,7 +109,7 @@ def parity_privacy_epsilon(p, floor):
     -------
     epsilon : float
         ``max(ln((1+p)/(1-p)), ln(1 + p(1-q)/q))`` (module docstring;
-        BUILDING_BLOCKS §1.3). ``inf`` when ``floor == 0 < p`` or ``p == 1 > floor``
+        docs/notes/building_blocks.rst). ``inf`` when ``floor == 0 < p`` or ``p == 1 > floor``
         (``floor == 1`` never looks at the data and gives 0).
     """
     p, q = float(p), float(floor)
@@ -175,7 +175,7 @@ def private_parity(X, y, epsilon, rng, *, rate="tanh", floor=0.5):
     With probability ``floor`` return ⊥ (None). Otherwise keep each row
     independently with probability ``p``, solve ``⟨r, x_i⟩ = y_i (mod 2)`` over
     the kept rows, and return ⊥ if that system is inconsistent, else a uniform
-    element of its affine solution space (BUILDING_BLOCKS §1.2).
+    element of its affine solution space (docs/notes/building_blocks.rst).
 
     Parameters
     ----------
@@ -187,14 +187,15 @@ def private_parity(X, y, epsilon, rng, *, rate="tanh", floor=0.5):
         Pure-DP level (replace-one neighbours). ``np.inf`` is accepted with
         ``rate="tanh"`` (``p = 1``; then pass ``floor=0`` for the non-private baseline).
     rng : numpy.random.Generator
+        Source of every random draw.
     rate : {"tanh", "klnrs"}, default="tanh"
         ``"tanh"``: ``p = tanh(ε/2)``, exactly ε-DP for every ε.
         ``"klnrs"``: ``p = ε/4`` (KS 2023 App. B), ε-DP only for ``ε ≤ 3.83``
         (a ``ValueError`` above), and then conservative by about 2×.
     floor : float, default=0.5
         Probability ``q`` of returning ⊥ regardless of the data. Must satisfy
-        ``q ≥ (1-p)/(3-p)`` (BUILDING_BLOCKS §1.3, DERIVED; see the module
-        docstring): the version without the floor is not DP.
+        ``q ≥ (1-p)/(3-p)`` (derived in the module docstring and in
+        docs/notes/building_blocks.rst): the version without the floor is not DP.
 
     Returns
     -------
@@ -263,7 +264,7 @@ def boosted_private_parity(X, y, epsilon, rng, n_chunks, *, rate="tanh", floor=0
 def parity_sample_size(d, alpha, beta, epsilon, rate="tanh"):
     """Rows sufficient for error ≤ α w.p. ≥ (1 - floor)(1 - β) on realizable data.
 
-    ``n = ceil((d ln 2 + ln(1/β)) / (p α))`` (BUILDING_BLOCKS §1.4, DERIVED): a
+    ``n = ceil((d ln 2 + ln(1/β)) / (p α))`` (docs/notes/building_blocks.rst): a
     fixed parity with error > α survives all ``n`` rows with probability
     ``≤ (1 - pα)^n ≤ e^{-pαn}``; union bound over ``2^d`` parities. With
     ``rate="klnrs"`` this is ``4(d ln 2 + ln(1/β))/(εα)``, i.e. the

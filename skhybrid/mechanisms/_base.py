@@ -21,7 +21,22 @@ class Mechanism:
         return self.epsilon, 0.0, {}
 
     def event(self, count=1, population="central", source=""):
-        """The :class:`~skhybrid.accounting.PrivacyEvent` of ``count`` adaptive uses."""
+        """Return the :class:`~skhybrid.accounting.PrivacyEvent` of ``count`` adaptive uses.
+
+        Parameters
+        ----------
+        count : int, default=1
+            Number of adaptive uses.
+        population : {"central", "local"}, default="central"
+            Whose privacy the uses spend.
+        source : str, default=""
+            Who spends it (usually an estimator's class name).
+
+        Returns
+        -------
+        event : PrivacyEvent
+            The event to charge before the mechanism runs.
+        """
         epsilon, delta, extra = self._event_fields()
         return PrivacyEvent(
             mechanism=self.name,
@@ -36,6 +51,13 @@ class Mechanism:
         )
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {}
 
 
@@ -57,5 +79,20 @@ class SignRandomizer(Mechanism):
         return 1.0 / math.tanh(self.epsilon / 2)
 
     def event(self, count=1, population="local", source=""):
-        """The per-agent event: ``count`` pure ε-LDP reports (population ``"local"``)."""
+        """Return the per-agent event: ``count`` pure ε-LDP reports.
+
+        Parameters
+        ----------
+        count : int, default=1
+            Number of reports per agent.
+        population : {"central", "local"}, default="local"
+            Whose privacy the reports spend.
+        source : str, default=""
+            Who spends it (usually an estimator's class name).
+
+        Returns
+        -------
+        event : PrivacyEvent
+            The event to charge before the agents report.
+        """
         return super().event(count=count, population=population, source=source)

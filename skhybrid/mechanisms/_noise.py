@@ -1,9 +1,9 @@
 """Every random draw that protects privacy goes through this module.
 
 Funnelling noise through a handful of functions buys two things: estimators never
-draw noise by hand (DESIGN §1), and tests can *spy* on every draw made during a fit
+draw noise by hand, and tests can *spy* on every draw made during a fit
 (:func:`record_noise`) and compare it with the events charged to the accountant
-(AUDITING.md, layer D).
+(docs/notes/auditing.rst, layer D).
 
 All functions take a :class:`numpy.random.Generator`; none touches global state.
 

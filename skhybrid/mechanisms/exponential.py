@@ -62,6 +62,7 @@ class ExponentialMechanism(Mechanism):
 
     @property
     def gumbel_scale(self):
+        """Scale of the Gumbel noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores."""
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
@@ -71,6 +72,13 @@ class ExponentialMechanism(Mechanism):
         return self.epsilon, 0.0, {"rho": self.epsilon**2 / 8}
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"sensitivity": self.sensitivity, "monotonic": self.monotonic,
                 "gumbel_scale": self.gumbel_scale}
 
@@ -82,7 +90,29 @@ class ExponentialMechanism(Mechanism):
 
 
 def exponential_mechanism(scores, *, sensitivity, epsilon, rng, monotonic=False):
-    """Functional form of :class:`ExponentialMechanism`."""
+    """Select an index with probability proportional to ``exp(ε·score/(2Δ))``.
+
+    The functional form of :class:`ExponentialMechanism` (Gumbel-max sampling; pure ε-DP).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_candidates,)
+        Scores of the candidates (higher is better).
+    sensitivity : float
+        The sensitivity Δ of every score.
+    epsilon : float
+        Privacy parameter ε.
+    rng : numpy.random.Generator
+        Source of every random draw.
+    monotonic : bool, default=False
+        Whether all scores move in the same direction between neighbours
+        (``exp(ε·score/Δ)`` then suffices).
+
+    Returns
+    -------
+    index : int
+        The selected candidate.
+    """
     return ExponentialMechanism(epsilon, sensitivity, monotonic)(scores, rng)
 
 
@@ -96,8 +126,12 @@ class ReportNoisyMax(Mechanism):
     Parameters
     ----------
     epsilon : float
+        Privacy parameter ε.
     sensitivity : float, default=1.0
+        The sensitivity Δ of every score.
     monotonic : bool, default=False
+        Whether all scores move in the same direction between neighbours (the noise
+        scale is then Δ/ε).
     minimize : bool, default=False
         Report the argmin instead (report-noisy-min; same guarantee).
     """
@@ -113,10 +147,18 @@ class ReportNoisyMax(Mechanism):
 
     @property
     def scale(self):
+        """Scale of the Laplace noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores."""
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"scale": self.scale, "sensitivity": self.sensitivity,
                 "monotonic": self.monotonic, "minimize": self.minimize}
 
@@ -130,10 +172,52 @@ class ReportNoisyMax(Mechanism):
 
 
 def report_noisy_max(scores, *, sensitivity, epsilon, rng, monotonic=False):
-    """Functional form of :class:`ReportNoisyMax`."""
+    """Report the index of the largest Laplace-noised score.
+
+    The functional form of :class:`ReportNoisyMax` (pure ε-DP; only the index is released).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_candidates,)
+        Scores of the candidates.
+    sensitivity : float
+        The sensitivity Δ of every score.
+    epsilon : float
+        Privacy parameter ε.
+    rng : numpy.random.Generator
+        Source of every random draw.
+    monotonic : bool, default=False
+        Whether all scores move in the same direction between neighbours.
+
+    Returns
+    -------
+    index : int
+        The index of the largest noisy score.
+    """
     return ReportNoisyMax(epsilon, sensitivity, monotonic)(scores, rng)
 
 
 def report_noisy_min(scores, *, sensitivity, epsilon, rng, monotonic=False):
-    """Index of the smallest Laplace-noised score (see :class:`ReportNoisyMax`)."""
+    """Report the index of the smallest Laplace-noised score.
+
+    Report-noisy-min: :class:`ReportNoisyMax` with ``minimize=True``, the same guarantee.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_candidates,)
+        Scores of the candidates.
+    sensitivity : float
+        The sensitivity Δ of every score.
+    epsilon : float
+        Privacy parameter ε.
+    rng : numpy.random.Generator
+        Source of every random draw.
+    monotonic : bool, default=False
+        Whether all scores move in the same direction between neighbours.
+
+    Returns
+    -------
+    index : int
+        The index of the smallest noisy score.
+    """
     return ReportNoisyMax(epsilon, sensitivity, monotonic, minimize=True)(scores, rng)

@@ -18,7 +18,23 @@ _RANGE_STEPS = 2.0**50
 
 
 def zcdp_rho_for(epsilon, delta):
-    """Largest ρ such that ρ-zCDP implies (ε, δ)-DP (Canonne, Kamath & Steinke 2020, Cor. 13)."""
+    """Return the largest ρ such that ρ-zCDP implies (ε, δ)-DP.
+
+    Inverts the conversion of Canonne, Kamath & Steinke 2020, Cor. 13, by root finding,
+    and lands on the feasible side.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target ε.
+    delta : float
+        Target δ in (0, 1).
+
+    Returns
+    -------
+    rho : float
+        The largest ρ whose conversion gives at most ε at ``delta``.
+    """
     hi = 1.0
     while comp.zcdp_epsilon(hi, delta) < epsilon:
         hi *= 2.0
@@ -39,7 +55,28 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     Gaussian shifted by an integer vector of norm Δ' is ``Δ'^2/(2 sigma^2)``-zCDP (CKS 2020,
     Theorem 4 and Proposition 5: Rényi divergences of independent coordinates add), and
     ``sigma_int`` is the smallest integer meeting ``rho`` and ``min_sigma`` (value units).
-    Returns ``(g, sigma_int, rho)``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The ℓ2 sensitivity Δ of the query.
+    rho : float
+        The zCDP budget ρ of one release.
+    n_values : int
+        Number of coordinates of one release (each costs rounding).
+    integer : bool, default=False
+        Whether the query is integer-valued (exact on a lattice with ``Δ/g`` integer).
+    min_sigma : float, default=0.0
+        Lower bound on the noise standard deviation, in value units.
+
+    Returns
+    -------
+    g : float
+        The lattice step (a power of two).
+    sigma_int : int
+        The discrete Gaussian's scale, in lattice units.
+    rho : float
+        The realised ρ (at most the one asked for).
     """
     target = max(sensitivity / math.sqrt(2.0 * rho), min_sigma)
     best = None
@@ -81,7 +118,7 @@ class GaussianMechanism(Mechanism):
     delta : float
         Privacy parameter δ ∈ (0, 1).
     sensitivity : float, default=1.0
-        ℓ2-sensitivity Δ of the query.
+        The ℓ2-sensitivity Δ of the query.
     calibration : {"analytic", "classic"}, default="analytic"
         ``"analytic"``: the smallest σ with δ(ε) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) ≤ δ,
         the exact privacy curve of the Gaussian mechanism (Balle & Wang 2018, Thm 8;
@@ -122,11 +159,31 @@ class GaussianMechanism(Mechanism):
         return self.epsilon, self.delta, {"rho": self.rho}
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"sigma": self.sigma, "sensitivity": self.sensitivity,
                 "calibration": self.calibration}
 
     def lattice(self, n_values, integer=False):
-        """``(g, sigma_int, rho)`` of a release of ``n_values`` coordinates."""
+        """Return the lattice of a release of ``n_values`` coordinates.
+
+        Parameters
+        ----------
+        n_values : int
+            Number of coordinates of one release.
+        integer : bool, default=False
+            Whether the query is integer-valued.
+
+        Returns
+        -------
+        g, sigma_int, rho : float, int, float
+            As :func:`gaussian_lattice`.
+        """
         return gaussian_lattice(self.sensitivity, self.rho, n_values, integer,
                                 min_sigma=self.sigma)
 
@@ -151,5 +208,28 @@ class GaussianMechanism(Mechanism):
 
 
 def gaussian_mechanism(value, *, sensitivity, epsilon, delta, rng, calibration="analytic"):
-    """Functional form of :class:`GaussianMechanism`."""
+    """Release ``value`` with exact discrete Gaussian noise, (ε, δ)-DP.
+
+    The functional form of :class:`GaussianMechanism`.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The query's value.
+    sensitivity : float
+        The ℓ2 sensitivity Δ of the query.
+    epsilon : float
+        Privacy parameter ε.
+    delta : float
+        Privacy parameter δ in (0, 1).
+    rng : numpy.random.Generator
+        Source of every random draw.
+    calibration : {"analytic", "classic"}, default="analytic"
+        How σ is chosen (see :class:`GaussianMechanism`).
+
+    Returns
+    -------
+    released : float or ndarray
+        The noisy value, a lattice point, with the shape of ``value``.
+    """
     return GaussianMechanism(epsilon, delta, sensitivity, calibration)(value, rng)

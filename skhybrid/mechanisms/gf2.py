@@ -9,7 +9,7 @@ table trick of :func:`_rref`).
 
 The private parity learner (:mod:`skhybrid.learners._parity_core`) is the main
 user: it needs the affine solution space ``V = r0 + null(A)`` of a subsampled
-system and a *uniform* draw from it (BUILDING_BLOCKS §1.2; KLNRS 2008).
+system and a *uniform* draw from it (KLNRS 2008; docs/notes/building_blocks.rst).
 """
 
 import numpy as np
@@ -47,6 +47,9 @@ def _check_binary(X, name):
 def pack_bits(X):
     """Pack a 0/1 matrix into rows of little-endian ``uint64`` words.
 
+    Packed rows make a GF(2) row operation one XOR per 64 columns, which is what the
+    elimination routines below work on.
+
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
@@ -71,7 +74,9 @@ def pack_bits(X):
 
 
 def unpack_bits(P, d):
-    """Inverse of :func:`pack_bits`.
+    """Unpack rows of ``uint64`` words into a 0/1 matrix.
+
+    The inverse of :func:`pack_bits`: padding bits beyond ``d`` are dropped.
 
     Parameters
     ----------
@@ -83,6 +88,7 @@ def unpack_bits(P, d):
     Returns
     -------
     X : ndarray of shape (n_samples, d), dtype uint8
+        The 0/1 matrix.
     """
     P = np.asarray(P)
     if P.ndim != 2 or P.dtype != np.uint64:
@@ -246,7 +252,9 @@ def _rref_grouped(M, n_cols):
 
 
 def rank(A_bits, n_features=None):
-    """Rank over GF(2).
+    """Compute the rank of a 0/1 matrix over GF(2).
+
+    Gaussian elimination on packed rows (one XOR per 64 columns).
 
     Parameters
     ----------
@@ -259,6 +267,7 @@ def rank(A_bits, n_features=None):
     Returns
     -------
     r : int
+        The rank.
     """
     M, d = _as_packed(A_bits, n_features)
     return len(_rref(M, d))
@@ -266,6 +275,9 @@ def rank(A_bits, n_features=None):
 
 def solve_affine(A_bits, b, n_features=None):
     """Solve ``A r = b`` over GF(2) and describe the whole solution space.
+
+    The solution space is affine: a particular solution plus the span of a null-space
+    basis, or empty when the system is inconsistent.
 
     Parameters
     ----------
@@ -326,6 +338,9 @@ def solve_affine(A_bits, b, n_features=None):
 def sample_affine_solution(particular, null_basis, rng, *, tag="gf2_affine_solution"):
     """Draw uniformly from ``particular + span(null_basis)``.
 
+    The private parity learner's output: every solution of the kept system is equally
+    likely, which its privacy argument needs.
+
     Parameters
     ----------
     particular : ndarray of shape (d,)
@@ -333,19 +348,21 @@ def sample_affine_solution(particular, null_basis, rng, *, tag="gf2_affine_solut
     null_basis : ndarray of shape (k, d)
         Linearly independent 0/1 rows.
     rng : numpy.random.Generator
+        Source of every random draw.
     tag : str, default="gf2_affine_solution"
         Label passed to :func:`skhybrid.mechanisms._noise.integers`.
 
     Returns
     -------
     r : ndarray of shape (d,), dtype uint8
+        The drawn solution.
 
     Notes
     -----
     ``k`` uniform bits ``c`` give ``particular XOR c @ null_basis``; the map
     ``c -> c @ null_basis`` is a bijection onto the span because the rows are
     independent, so the output is uniform on the ``2**k`` solutions. The
-    uniformity is what the factor-2 privacy argument needs (BUILDING_BLOCKS §1.5.3).
+    uniformity is what the factor-2 privacy argument needs (docs/notes/building_blocks.rst).
     """
     particular = np.asarray(particular, dtype=np.uint8)
     null_basis = np.asarray(null_basis, dtype=np.uint8)

@@ -33,11 +33,25 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False):
     ``exp(|k|/t)``), and ``t = ceil(Δ_int / ε)`` in exact rational arithmetic, so the
     realised ε never exceeds the one charged.
 
+    Parameters
+    ----------
+    sensitivity : float
+        The ℓ1 sensitivity Δ of the query.
+    epsilon : float
+        Privacy parameter ε.
+    n_values : int
+        Number of coordinates of one release (each costs rounding).
+    integer : bool, default=False
+        Whether the query is integer-valued.
+
     Returns
     -------
     g : float
+        The lattice step (a power of two).
     t : int
+        The discrete Laplace scale, in lattice units.
     realised_epsilon : float
+        The ε of the snapped mechanism (at most ``epsilon``).
     """
     if integer and float(sensitivity).is_integer():
         # Integer data: any g = 2^-k <= 1 holds it exactly; pick g for >= _STEPS steps.
@@ -67,7 +81,7 @@ class LaplaceMechanism(Mechanism):
     epsilon : float
         Privacy parameter ε > 0.
     sensitivity : float
-        ℓ1-sensitivity Δ of the query (over the whole output vector).
+        The ℓ1-sensitivity Δ of the query (over the whole output vector).
     """
 
     name = "laplace"
@@ -83,6 +97,13 @@ class LaplaceMechanism(Mechanism):
         return self.sensitivity / self.epsilon
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"scale": self.scale, "sensitivity": self.sensitivity}
 
     def __call__(self, value, rng):
@@ -104,5 +125,24 @@ class LaplaceMechanism(Mechanism):
 
 
 def laplace_mechanism(value, *, sensitivity, epsilon, rng):
-    """Functional form of :class:`LaplaceMechanism`."""
+    """Release ``value`` with exact discrete Laplace noise, pure ε-DP.
+
+    The functional form of :class:`LaplaceMechanism`.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The query's value.
+    sensitivity : float
+        The ℓ1 sensitivity Δ of the query.
+    epsilon : float
+        Privacy parameter ε.
+    rng : numpy.random.Generator
+        Source of every random draw.
+
+    Returns
+    -------
+    released : float or ndarray
+        The noisy value, a lattice point, with the shape of ``value``.
+    """
     return LaplaceMechanism(epsilon, sensitivity)(value, rng)

@@ -39,6 +39,13 @@ class RandomizedResponse(SignRandomizer):
         self.epsilon = check_epsilon(epsilon)
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"keep_probability": self.keep_probability}
 
     def __call__(self, bits, rng):
@@ -49,7 +56,20 @@ class RandomizedResponse(SignRandomizer):
         return np.where(flip, 1 - bits, bits).astype(np.int8)
 
     def debias(self, reports, axis=None):
-        """Unbiased estimate of the fraction of 1-bits behind ``reports``."""
+        """Return an unbiased estimate of the fraction of 1-bits behind ``reports``.
+
+        Parameters
+        ----------
+        reports : array-like of {0, 1}
+            Randomized reports, one per agent.
+        axis : int or None, default=None
+            Axis along which to average (``None``: all reports).
+
+        Returns
+        -------
+        fraction : float or ndarray
+            ``c_ε (mean(reports) − 1/(e^ε+1))``.
+        """
         mean = np.mean(reports, axis=axis)
         return self.c_epsilon * (mean - 1.0 / (math.exp(self.epsilon) + 1.0))
 
@@ -69,7 +89,9 @@ class GaussianRandomizedResponse(Mechanism):
     Parameters
     ----------
     epsilon : float
+        Local privacy parameter ε of each report.
     delta : float in (0, 1)
+        Local privacy parameter δ of each report.
     """
 
     name = "gaussian_randomized_response"
@@ -96,6 +118,13 @@ class GaussianRandomizedResponse(Mechanism):
         return self.epsilon, self.delta, {"rho": self.rho}
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"sigma": self.sigma}
 
     def __call__(self, bits, rng):

@@ -284,6 +284,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows, public and private.
         y : array-like of shape (n_samples,)
             Binary labels.
         public_mask : array-like of bool of shape (n_samples,), default=None
@@ -293,6 +294,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         Returns
         -------
         self : PPMHalfspaceClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -458,15 +460,19 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         return np.max(X @ W.T - B, axis=1) - self.tol_
 
     def decision_function(self, X):
-        """Largest violation of the selected halfspaces; positive means ``classes_[1]``.
+        """Return the largest violation of the selected halfspaces.
+
+        Positive means ``classes_[1]``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to score.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The signed largest violation.
         """
         check_is_fitted(self, "halfspaces_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -474,15 +480,17 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         return margin if self.private_class_ == self.classes_[1] else -margin
 
     def predict(self, X):
-        """Private class outside the selected polytope, public class inside.
+        """Predict the private class outside the selected polytope, the public class inside.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to score.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
         """
         check_is_fitted(self, "halfspaces_")
         X = validate_data(self, X, dtype=np.float64, reset=False)

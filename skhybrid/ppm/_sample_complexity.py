@@ -40,6 +40,7 @@ def ppm_sample_complexity(d, alpha, beta, epsilon, *, setting="agnostic", consta
     Returns
     -------
     n : int
+        The total sample size.
 
     Examples
     --------

@@ -276,6 +276,7 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     sensitivity : float
         ``Δ > 0``.
     rng : numpy.random.Generator
+        Source of every random draw.
     n_jobs : int or None, default=None
         Threads evaluating callable blocks. Noise is always drawn sequentially in
         stream order from ``rng``, so the selection is identical for every ``n_jobs``

@@ -38,7 +38,11 @@ __all__ = ["HardMarginLinearSVC", "NotSeparableError"]
 
 
 class NotSeparableError(ValueError):
-    """The training data are not linearly separable: no hard-margin SVM exists."""
+    """The training data are not linearly separable: no hard-margin SVM exists.
+
+    A ``ValueError``: the fit cannot return a model. A soft-margin learner (or STR's
+    subsampling of a separable subset) is the way out.
+    """
 
 
 def _solve_working_set(Z, fit_intercept, max_iter=100):
@@ -177,6 +181,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         ``"interior-point"``: working-set rounds, each a dense primal-dual interior-point
         QP from scratch (≈35 s on the same data). Both return the unique optimum.
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -196,7 +201,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     *Sample weights.* The hard-margin solution depends only on which points carry a
     positive weight: rows with ``sample_weight == 0`` are dropped, positive weights are
     ignored. (In STR's ``reweighting="sample_weight"`` mode this learner therefore returns
-    the source-only fit every round — BUILDING_BLOCKS §11 — use subsampling instead.)
+    the source-only fit every round — :ref:`notes_transfer` — use subsampling instead.)
 
     *Non-separable data* raise :class:`NotSeparableError` (a ``ValueError``): there is no
     hard-margin SVM to return.
@@ -247,12 +252,14 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         return w, b
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the hard-margin SVM (BLAS on one thread up to 256 features, see
-        :mod:`skhybrid._threads`).
+        """Fit the hard-margin SVM.
+
+        BLAS runs on one thread up to 256 features (see :mod:`skhybrid._threads`).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
             Two classes.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -261,6 +268,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         Returns
         -------
         self : HardMarginLinearSVC
+            The fitted estimator.
 
         Raises
         ------

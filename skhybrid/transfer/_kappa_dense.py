@@ -84,7 +84,7 @@ def kappa_dense_projection(log_w, kappa):
     distribution μ whenever w ∈ [0, 1]^n: with c < 1 nothing is capped and μ = w/Σw either
     way. They differ only for weights above 1, which Algorithm 2 never produces; there we
     keep Eq. (2) literally (mass exactly κn), which is what the stability bound
-    TV ≤ 1/(κn) (BUILDING_BLOCKS §2.3) uses.
+    TV ≤ 1/(κn) (docs/notes/building_blocks.rst) uses.
 
     *Algorithm* (water-filling, O(n log n)). Sort log-weights in decreasing order s and let
     S_k = Σ_{j≥k} e^{s_j} (a reversed cumulative logaddexp). If the k largest entries are
@@ -193,6 +193,7 @@ def sample_from_log_weights(log_mu, m, rng):
     m : int >= 0
         Number of draws.
     rng : numpy.random.Generator
+        Source of every random draw.
 
     Returns
     -------

@@ -59,15 +59,19 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         :func:`~skhybrid.learners._parity_core.private_parity`): ``"tanh"`` is exactly ε-DP;
         ``"klnrs"`` is KS's p = ε/4.
     floor : float, default=0.5
-        Probability of ⊥ per chunk regardless of the data (needed for DP; BUILDING_BLOCKS
-        §1.3).
+        Probability of ⊥ per chunk regardless of the data (needed for DP;
+        :ref:`notes_parity_learner`).
     classes : array-like of shape (2,) or None, default=None
         The label set (a public domain). ``None`` reads it from ``y`` with a
         :class:`~skhybrid.PrivacyLeakWarning`: the label set, ``classes_`` and whether the
         fit succeeds then depend on private labels. A label outside a declared set is
         refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
     verbose : int, default=0
         Print the number of candidate parities and the local test's (DP) estimates.
 
@@ -91,7 +95,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     Notes
     -----
     *Privacy, curator.* Each chunk's output is ε-DP (the ⊥-floor analysis of
-    BUILDING_BLOCKS §1.3; exactly ε with ``rate="tanh"``); chunks are disjoint and chosen
+    :ref:`notes_parity_learner`; exactly ε with ``rate="tanh"``); chunks are disjoint and chosen
     independently of the data, so the list is ε-DP (parallel composition). KS Cor. B.3
     uses p = ε/4, which is ε-DP for ε ≤ 3.83 (and about ε/2 for small ε).
     *Privacy, local agents.* Agents are split into one batch per candidate by a
@@ -205,6 +209,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : ParityTransfer
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params()
@@ -288,13 +293,35 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
             print(f"[{type(self).__name__}] {message}")
 
     def decision_function(self, X):
-        """1 where the chosen parity is 1, −1 elsewhere."""
+        """Return 1 where the chosen parity is 1, −1 elsewhere.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            The signed parity.
+        """
         check_is_fitted(self, "parity_")
         X = check_binary_features(validate_data(self, X, dtype=None, reset=False))
         return 2.0 * predict_parity(self.parity_, X) - 1.0
 
     def predict(self, X):
-        """Labels ``classes_[⟨r, x⟩ mod 2]``."""
+        """Predict ``classes_[⟨r, x⟩ mod 2]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 features.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         bits = (self.decision_function(X) > 0).astype(int)  # checks fitted first
         return self.classes_[bits]
 

@@ -2,12 +2,12 @@
 
 Per round, STR runs an (ε, δ)-DP learner on m i.i.d. draws from a κ-dense distribution μ
 over the curator's n rows. For neighbouring datasets the two example distributions are
-within total variation η = 1/(κn) (BUILDING_BLOCKS §2.3), and this module turns the
+within total variation η = 1/(κn) (docs/notes/building_blocks.rst), and this module turns the
 learner's guarantee into a per-round guarantee for the curator's rows:
 
 * :func:`ks_claim41_amplification` — KS Claim 4.1, as the paper states it;
-* :func:`coupled_sampling_amplification` — a self-derived bound valid for every ε
-  (BUILDING_BLOCKS §3.2), re-derived in its docstring;
+* :func:`coupled_sampling_amplification` — a bound valid for every ε, proved in its
+  docstring (and in docs/notes/building_blocks.rst);
 * :func:`str_curator_guarantee` — the whole fit's curator guarantee over ``max_iter``
   rounds, under either accounting (``"paper"``: Claim 4.1 + Thm 4.2; ``"tight"``:
   coupled sampling + the tightest valid composition);
@@ -112,7 +112,7 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
         Number of i.i.d. draws with replacement (one row may be drawn several times).
     eta : float in [0, 1]
         Bound on the total variation between the two *example* distributions; for STR's
-        κ-dense μ this is 1/(κn) (BUILDING_BLOCKS §2.3).
+        κ-dense μ this is 1/(κn) (docs/notes/building_blocks.rst).
 
     Returns
     -------
@@ -120,8 +120,8 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
 
     Notes
     -----
-    Source: BUILDING_BLOCKS §3.2 (self-derived replacement for Karwa–Vadhan Lemma 6.1 as
-    used in KS Claim 4.1). Proof, re-derived here:
+    A replacement, valid for every ε, for Karwa–Vadhan Lemma 6.1 as used in KS Claim 4.1
+    (docs/notes/building_blocks.rst). Proof:
 
     1. Maximal coupling: P = (1−η)R + ηP₁ and Q = (1−η)R + ηQ₁ for distributions R, P₁,
        Q₁ (if TV(P, Q) < η, mix the excess of R into P₁ and Q₁).
@@ -138,8 +138,8 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
     5. Eliminate g: Pr[M(X) ∈ E] ≤ (a/b)^m·Pr[M(X') ∈ E] + (a/b)^m·E[e^{−Kε}δ_K] + E[δ_K],
        which is the stated (ε̂, δ̂). The argument is symmetric in P and Q.
 
-    BUILDING_BLOCKS §3.2 states δ̂ with (1 + e^{ε̂})(a^m − 1) in the bracket; since
-    1 − e^{−x} ≤ e^{x} − 1 its value is an upper bound of the one computed here.
+    A looser form has (1 + e^{ε̂})(a^m − 1) in the bracket; since 1 − e^{−x} ≤ e^{x} − 1
+    its value is an upper bound of the one computed here.
     """
     _check_eps_delta(epsilon, delta)
     _check_draws(m, eta)
@@ -276,7 +276,8 @@ def str_curator_guarantee(
     Each round of KS Algorithm 2 runs the learner on ``subsample_size`` i.i.d. draws from
     the κ-dense μᵗ; for neighbouring curator datasets (and the same history) the weight
     vectors differ in one coordinate, so the example distributions are within
-    η = 1/(κn) in total variation (BUILDING_BLOCKS §2.3). The rounds compose adaptively;
+    η = 1/(κn) in total variation (docs/notes/building_blocks.rst). The rounds compose
+    adaptively;
     the test and the MW update are post-processing of the round's output and of data the
     curator's neighbour relation does not touch. The analysis always charges the cap
     ``max_iter``, never the data-dependent stopping time.
@@ -288,7 +289,7 @@ def str_curator_guarantee(
       optimal (``composition="advanced"``: DRV only). Feasible iff total ε ≤ ``epsilon``.
     * ``accounting="paper"``: KS Claim 4.1, ε* = 6ε_M·m/(κn), and KS Thm 4.2's arithmetic:
       DRV advanced composition with slack δ/2. δ_M resolves the paper's inconsistency
-      (Algorithm 2 passes δ/(ε√(2T)), the proof κδ/(8eT); BUILDING_BLOCKS §2.4, §8.4): we
+      (Algorithm 2 passes δ/(ε√(2T)), the proof κδ/(8eT); docs/notes/transfer_hybrid.rst): we
       take δ_M = κnδ/(8T·m·e^{ε*}), which makes δ* = 4m·e^{ε*}δ_M/(κn) = δ/(2T) exactly,
       the value the proof needs. Feasible iff ε* ≤ ε/√(8T ln(2/δ)) (the paper's condition,
       n ≥ 6ε_M·m·√(8T ln(2/δ))/(εκ)) and ε_M ≤ 1 (KS only apply Claim 4.1 at ε_M = 1; the

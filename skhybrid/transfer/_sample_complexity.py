@@ -55,10 +55,24 @@ def _unit(name, value):
 
 
 def chi2_plus_one_gaussian_scale(sigma_source, sigma_target, k):
-    """χ²(T‖S) + 1 when T shrinks the std of k coordinates of a Gaussian S.
+    """Return χ²(T‖S) + 1 when T shrinks the std of k coordinates of a Gaussian S.
 
     χ² + 1 = (σ_S⁴/(σ_T²(2σ_S² − σ_T²)))^{k/2} (KS App. C with σ_S = 1, App. D);
     finite only if 2σ_S² > σ_T².
+
+    Parameters
+    ----------
+    sigma_source : float
+        Standard deviation σ_S of the source on the shifted coordinates.
+    sigma_target : float
+        Standard deviation σ_T of the target there.
+    k : int
+        Number of shifted coordinates.
+
+    Returns
+    -------
+    chi2_plus_one : float
+        The value of χ²(T‖S) + 1.
     """
     _positive("sigma_source", sigma_source)
     _positive("sigma_target", sigma_target)
@@ -71,10 +85,24 @@ def chi2_plus_one_gaussian_scale(sigma_source, sigma_target, k):
 
 
 def str_kappa(alpha, chi2_bound, *, denominator=8.0):
-    """Density κ = α/(denominator·(χ² + 1)).
+    """Return the density κ = α/(denominator·(χ² + 1)).
 
     KS Algorithm 2 and Algorithm 4 use denominator 8 (the Thm 4.3 proof needs the
     truncated importance weights to be κ-dense); KS App. D uses 4.
+
+    Parameters
+    ----------
+    alpha : float in (0, 1)
+        Target error α.
+    chi2_bound : float
+        Bound on χ²(T‖S).
+    denominator : float, default=8.0
+        The constant in the denominator.
+
+    Returns
+    -------
+    kappa : float
+        The density κ.
     """
     _unit("alpha", alpha)
     if not (chi2_bound >= 0):
@@ -111,7 +139,7 @@ def str_local_batch_size(alpha, beta, epsilon, delta, max_iter):
 
 
 def str_min_local_batch_size(alpha, rr_sigma):
-    """Local agents per round for a test whose standard error is at most α/2.
+    """Return the local agents per round for a test whose standard error is at most α/2.
 
     Each agent sends its 0/1 loss plus N(0, σ²) noise (Gaussian randomized response), so
     the mean of N₀ reports has variance at most (1/4 + σ²)/N₀. With N₀ = ⌈4(1/4 + σ²)/α²⌉
@@ -120,6 +148,20 @@ def str_min_local_batch_size(alpha, rr_sigma):
     skhybrid's default, not the paper's N₀ (:func:`str_local_batch_size`, which adds a
     union bound over the T rounds and is far larger).
 
+    Parameters
+    ----------
+    alpha : float in (0, 1)
+        Target error α.
+    rr_sigma : float
+        Standard deviation σ of each agent's Gaussian randomized response.
+
+    Returns
+    -------
+    n0 : int
+        Agents per round.
+
+    Examples
+    --------
     >>> str_min_local_batch_size(0.1, 1.0)
     500
     """
@@ -134,7 +176,7 @@ def str_learner_delta(epsilon, delta, max_iter, *, kappa=None, source="algorithm
 
     ``source="algorithm"``: δ/(ε√(2T)) (Algorithm 2, the m₁ line);
     ``source="proof"``: κδ/(8eT) (proof of Thm 4.2; needs ``kappa``).
-    BUILDING_BLOCKS §2.4/§8.4 note the two disagree; neither feeds the paper's n formula.
+    The two disagree (docs/notes/transfer_hybrid.rst); neither feeds the paper's n formula.
     """
     _positive("epsilon", epsilon)
     _unit("delta", delta)
@@ -152,7 +194,8 @@ def str_subsample_size_app_c(d, alpha, max_iter, *, beta=0.05, paper_sign=True):
 
     The printed sign makes the log term *reduce* the size (48,022 draws for d = 500,
     α = 0.01, T ≈ 1.95e7); the usual bound is (d + ln(T/β))/α (51,979 draws),
-    selected by ``paper_sign=False``. BUILDING_BLOCKS §11 flags the sign as a likely typo.
+    selected by ``paper_sign=False``. The sign is probably a typo
+    (docs/notes/transfer_hybrid.rst).
     """
     _unit("alpha", alpha)
     log_term = math.log(beta / max_iter) if paper_sign else math.log(max_iter / beta)
@@ -191,7 +234,7 @@ def str_curator_size_algorithm2(subsample_size, max_iter, epsilon, delta, kappa)
     """Curator rows for KS Algorithm 2 / Thm 4.2: n = ⌈m₁·√(288·T·ln(2/δ))/(ε·κ)⌉.
 
     From 6·m₁/(κn) ≤ ε/√(8T ln(2/δ)) (Claim 4.1 with learner ε = 1, then advanced
-    composition over T rounds). BUILDING_BLOCKS §8.5.
+    composition over T rounds); docs/notes/transfer_hybrid.rst.
     """
     _positive("epsilon", epsilon)
     _unit("delta", delta)
@@ -206,7 +249,7 @@ def str_curator_size_algorithm4(sgd_iterations, max_iter, epsilon, kappa):
     From the tCDP analysis of App. A (Thm A.3 applied to each of the R·T subsampled
     Gaussian steps). App. D: R = 50M, T = 1000, κ = α/(4(χ² + 1)), ε = 0.5 give
     ≈ 324.8M with χ² + 1 = 1.35 (the paper prints 324.7M). The tCDP subsampling theorem
-    is applied outside its stated hypotheses (BUILDING_BLOCKS §4).
+    is applied outside its stated hypotheses (docs/notes/transfer_hybrid.rst, Thm A.3).
     """
     _positive("epsilon", epsilon)
     x = 52.0 * sgd_iterations * max_iter / (8.0 * kappa**2 * epsilon)
@@ -217,21 +260,24 @@ def str_curator_size_algorithm4(sgd_iterations, max_iter, epsilon, kappa):
 class STRRequirements:
     """Parameters and sample sizes of one STR configuration, per the paper.
 
-    Attributes
+    Returned by :func:`str_requirements`; the fields are read-only.
+
+    Parameters
     ----------
     algorithm : int
         2 (generic DP learner) or 4 (private SGD).
     max_iter : int
         T, the number of rounds the privacy analysis charges.
     kappa : float
+        The density κ of the reweighting distributions.
     local_batch_size : int
         N₀, fresh local agents per round.
     n_local : int
         N₀·T.
     draws_per_round : int
-        m₁ for Algorithm 2, R (one draw per SGD step) for Algorithm 4.
+        The draws m₁ for Algorithm 2, R (one draw per SGD step) for Algorithm 4.
     learner_delta : float or None
-        δ for the learner (Algorithm 2's δ/(ε√(2T))); ``None`` for Algorithm 4.
+        The learner's δ (Algorithm 2's δ/(ε√(2T))); ``None`` for Algorithm 4.
     n_curator : int
         Curator rows the paper's privacy analysis requires.
     """
@@ -260,18 +306,25 @@ def str_requirements(
     kappa=None,
     loss_range=1.0,
 ):
-    """Everything KS Algorithm 2 or 4 needs, as the paper computes it.
+    """Compute everything KS Algorithm 2 or 4 needs, as the paper computes it.
+
+    The rounds T, the density κ, the local batch N₀ and the curator rows n of the paper's
+    own privacy analysis (Claim 4.1 and Thm 4.2 for Algorithm 2, App. A for Algorithm 4);
+    skhybrid's tighter accountings are :func:`str_curator_size_tight` and
+    :func:`str_curator_size_rdp`.
 
     Parameters
     ----------
     alpha, beta : float in (0, 1)
+        Target error and failure probability.
     epsilon, delta : float
         End-to-end guarantee for both populations.
     chi2_bound : float
         Public upper bound on χ²(T‖S) (the estimator's ``chi2_bound``).
     algorithm : {2, 4}
     subsample_size : int
-        m₁, the learner's sample complexity m(α, β/T, 1, δ_M) — required for Algorithm 2.
+        The draws m₁ per round, the learner's sample complexity m(α, β/T, 1, δ_M);
+        required for Algorithm 2.
     sgd_iterations : int
         R — required for Algorithm 4.
     max_iter : int, optional
@@ -283,7 +336,8 @@ def str_requirements(
 
     Returns
     -------
-    STRRequirements
+    requirements : STRRequirements
+        The parameters and sizes.
 
     Examples
     --------
@@ -329,7 +383,10 @@ def str_requirements(
 class TightCuratorSize:
     """Result of :func:`str_curator_size_tight`.
 
-    Attributes
+    The smallest curator size under skhybrid's tight accounting, with the guarantees it
+    gives; the fields are read-only.
+
+    Parameters
     ----------
     n_curator : int
         Smallest n meeting the target.
@@ -338,7 +395,7 @@ class TightCuratorSize:
     round_epsilon, round_delta : float
         Per-round guarantee (coupled sampling).
     learner_delta : float
-        δ the learner may use (chosen when not given).
+        The δ the learner may use (chosen when not given).
     total_epsilon, total_delta : float
         Composed guarantee over ``max_iter`` rounds (total_epsilon ≤ target ε).
     """
@@ -363,11 +420,11 @@ def str_curator_size_tight(
     learner_delta=None,
     composition="optimal",
 ):
-    """Curator rows skhybrid's accounting needs for an end-to-end (ε, δ) on the curator.
+    """Return the curator rows skhybrid's accounting needs for an end-to-end (ε, δ).
 
     Each round runs an (ε_M, δ_M)-DP learner on ``subsample_size`` i.i.d. draws from a
     κ-dense μ; neighbouring datasets give example distributions within η = 1/(κn)
-    (BUILDING_BLOCKS §2.3). The round is (ε̂, δ̂)-DP by
+    (:ref:`notes_kappa_dense`). The round is (ε̂, δ̂)-DP by
     :func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`, and ``max_iter``
     adaptive rounds compose by the minimum of basic, Dwork–Rothblum–Vadhan advanced,
     Kairouz–Oh–Viswanath closed-form and optimal homogeneous composition (KOV Thm 3.3)
@@ -382,19 +439,27 @@ def str_curator_size_tight(
     max_iter : int
         T, the number of rounds charged (the cap, never the data-dependent stop).
     kappa : float in (0, 1]
+        The density κ of the reweighting distributions.
     subsample_size : int
-        m₁ draws per round.
+        The draws m₁ per round.
     learner_epsilon : float, default=1.0
-        ε_M of the learner (KS use 1).
+        The learner's ε_M (KS use 1).
     learner_delta : float, optional
-        δ_M of the learner. Default: the largest δ_M with T·δ̂ = δ/2, leaving δ/2 for the
+        The learner's δ_M. Default: the largest δ_M with T·δ̂ = δ/2, leaving δ/2 for the
         composition. The learner's m₁ depends on δ_M only logarithmically; compute m₁ at
         the returned ``learner_delta``.
-    composition : {"optimal", "advanced"}
+    composition : {"optimal", "advanced"}, default="optimal"
+        How the rounds compose (see above).
 
     Returns
     -------
-    TightCuratorSize
+    size : TightCuratorSize
+        The smallest n and the guarantees it gives.
+
+    Raises
+    ------
+    ValueError
+        If no n ≤ 1e18 meets the target.
 
     Examples
     --------
@@ -406,11 +471,6 @@ def str_curator_size_tight(
     '8,592,647'
     >>> f"{str_min_curator_size(0.5, 1e-4, 20, kappa, 2000, accounting='paper'):,}"
     '64,559,817'
-
-    Raises
-    ------
-    ValueError
-        If no n ≤ 1e18 meets the target.
     """
     _positive("epsilon", epsilon)
     _unit("delta", delta)
@@ -453,11 +513,31 @@ def str_curator_size_tight(
 def str_min_curator_size(
     epsilon, delta, max_iter, kappa, subsample_size, *, learner_epsilon=1.0, accounting="tight"
 ):
-    """Smallest curator size n for which STR's accounting certifies (ε, δ) over ``max_iter``.
+    """Return the smallest curator size n for which STR's accounting certifies (ε, δ).
 
     ``accounting="tight"``: :func:`str_curator_size_tight` (optimal composition).
     ``accounting="paper"``: KS Thm 4.2's condition ε* = 6ε_M·m₁/(κn) ≤ ε/√(8T ln(2/δ)),
-    i.e. n = ⌈6ε_M·m₁·√(8T ln(2/δ))/(εκ)⌉ (:func:`str_curator_size_algorithm2` at ε_M = 1).
+    i.e. n = ⌈6ε_M·m₁·√(8T ln(2/δ))/(εκ)⌉ (``str_curator_size_algorithm2`` at ε_M = 1).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target curator guarantee over ``max_iter`` rounds.
+    max_iter : int
+        T, the number of rounds charged.
+    kappa : float in (0, 1]
+        The density κ of the reweighting distributions.
+    subsample_size : int
+        The draws m₁ per round.
+    learner_epsilon : float, default=1.0
+        The learner's ε_M.
+    accounting : {"tight", "paper"}, default="tight"
+        Which analysis certifies the guarantee.
+
+    Returns
+    -------
+    n_curator : int
+        The smallest number of curator rows.
     """
     if accounting == "tight":
         return str_curator_size_tight(
@@ -477,7 +557,10 @@ def str_min_curator_size(
 class RDPCuratorSize:
     """Result of :func:`str_curator_size_rdp`.
 
-    Attributes
+    The smallest curator size under the RDP accounting of KS Algorithm 4, with the
+    guarantee it gives; the fields are read-only.
+
+    Parameters
     ----------
     n_curator : int
         Smallest n meeting the target.
@@ -488,7 +571,7 @@ class RDPCuratorSize:
     best_order : float
         Rényi order attaining the conversion.
     noise_multiplier : float
-        σ/L.
+        The ratio σ/L.
     """
 
     n_curator: int
@@ -522,13 +605,15 @@ def str_curator_size_rdp(epsilon, delta, sgd_iterations, max_iter, kappa, *,
     max_iter : int
         T, rounds charged.
     kappa : float in (0, 1]
+        The density κ of the reweighting distributions.
     noise_multiplier : float, default=sqrt(20)
-        σ/L. KS Algorithm 4's σ² = max{20L², (16ε⁻¹L² ln(1/δ) + 8L²)/ln(κn)} equals 20L²
+        The ratio σ/L. KS Algorithm 4's σ² = max{20L², (16ε⁻¹L² ln(1/δ) + 8L²)/ln(κn)} equals 20L²
         in App. D (at n = 324.7M the second term is 19.7L²).
 
     Returns
     -------
-    RDPCuratorSize
+    size : RDPCuratorSize
+        The smallest n and the guarantee it gives.
 
     Examples
     --------

@@ -90,6 +90,7 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
     sigma : float
         Noise standard deviation (0: non-private SGD).
     rng : numpy.random.Generator
+        Source of every random draw.
     loss : {"hinge", "logistic"}
     learning_rate : {"hazan", "paper"}
     verbose : int, default=0
@@ -191,10 +192,12 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
     radius : float, default=10.0
         Radius of the hypothesis ball (diameter D = 2·radius).
     fit_intercept : bool, default=True
+        Whether to learn an intercept (as a constant feature of value
+        ``intercept_scaling``, clipped with the rest of the row).
     intercept_scaling : float, default=1.0
         Value of the constant column appended to X.
     noise_multiplier : float or None, default=None
-        σ/L. ``None``: the smallest σ whose RDP accounting meets (ε, δ) over ``n_steps``
+        The ratio σ/L. ``None``: the smallest σ whose RDP accounting meets (ε, δ) over ``n_steps``
         draws with η = 1/n (n, the number of rows, is public). KS Fact A.2 uses σ² = 20L²
         (``noise_multiplier = sqrt(20)``).
     learning_rate : {"hazan", "paper"}, default="hazan"
@@ -205,8 +208,13 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         fit succeeds then depend on private labels. A label outside a declared set is
         refused before anything is charged, naming no value.
     accountant : PrivacyAccountant or None, default=None
+        Charged (check-and-spend) before the fit reads a private row; ``None`` records
+        the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
+        Seeds the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a fixed
+        seed reused across fits reuses the noise.
     verbose : int, default=0
+        Print progress messages (``0``: silent).
 
     Attributes
     ----------
@@ -300,12 +308,14 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows (all private).
         y : array-like of shape (n_samples,)
             Two classes.
 
         Returns
         -------
         self : NoisySGDClassifier
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params(delta_required=True)

@@ -101,7 +101,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         (over ``max_iter`` rounds) and (ε, δ)-local-DP for each local agent. ``np.inf``
         runs the non-private Algorithm 1 (the baseline).
     delta : float, default=1e-6
-        δ of both guarantees; must be > 0 when ``epsilon`` is finite.
+        The δ of both guarantees; must be > 0 when ``epsilon`` is finite.
     alpha : float in (0, 1), default=0.1
         Target error α; MW rate α/8; stopping threshold 3α + α_H (Algorithm 2) or
         2α + τ + α_H (Algorithm 1).
@@ -116,7 +116,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         from ``local_batch_size`` -- capped at the paper's T = 128·log₂(8(χ²+1)/α)/α²
         (Algorithm 2); with ``epsilon=np.inf``, 32·log₂(8(χ²+1)/α)/α² (Algorithm 1).
     subsample_size : int or None, default=None
-        m₁, draws from μᵗ per round. ``None``: the number of curator rows when
+        The draws m₁ from μᵗ per round. ``None``: the number of curator rows when
         ``epsilon=np.inf``; otherwise the largest m₁ the accounting certifies for the
         curator rows at hand (n is public). When that is under 10·(n_features + 1) rows,
         too few for a round's learner to learn anything, the fit refuses before charging
@@ -133,7 +133,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Density of the projected weights (finite ``epsilon``). ``None``: α/(8(χ²+1))
         (Algorithm 2).
     base_epsilon : float, default=1.0
-        ε_M, the privacy parameter each round's learner is cloned with (KS use 1: "privacy
+        The privacy parameter ε_M each round's learner is cloned with (KS use 1: "privacy
         for free" for most sample complexities). Amplification by κ-dense sampling turns
         it into the per-round curator guarantee.
     accounting : {"tight", "paper"}, default="tight"
@@ -145,13 +145,13 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         the RDP accounting of :func:`~skhybrid.accounting._rdp.subsampled_gaussian_rdp`
         over all R·T steps; ``"paper"`` is KS App. A's tCDP arithmetic (σ² of Algorithm 4,
         n ≥ √(x ln x), x = 52RT/(8κ²ε)), which rests on KS Thm A.3 applied outside the
-        hypotheses of Bun et al.'s subsampling theorem (BUILDING_BLOCKS §4) — kept only to
+        hypotheses of Bun et al.'s subsampling theorem (:ref:`notes_transfer`) — kept only to
         reproduce the paper.
     agnostic : bool, default=False
         Return the tested hypothesis with the smallest estimated target error (KS §3,
         agnostic case) instead of the one that stopped the loop (or the last one).
     approximation_error : float >= 0, default=0.0
-        α_H, the best achievable error in the class; added to the stopping threshold.
+        The best achievable error α_H in the class; added to the stopping threshold.
     tau : float >= 0 or None, default=None
         SQ tolerance τ of Algorithm 1 (``epsilon=np.inf``). ``None``: the Hoeffding bound
         √(ln(2T/β)/(2·n_local)) for the exact empirical error on the local rows.
@@ -205,7 +205,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     *Privacy, curator.* Round t's weights depend on the curator rows only through the
     losses of h¹…h^{t−1}, so neighbouring datasets give weight vectors that differ in one
     coordinate; after Π_κ the example distributions are within η = 1/(κn) in total
-    variation (BUILDING_BLOCKS §2.3). Running an (ε_M, δ_M)-DP learner on m₁ draws is
+    variation (:ref:`notes_kappa_dense`). Running an (ε_M, δ_M)-DP learner on m₁ draws is
     then (ε̂, δ̂)-DP per round, and T = ``max_iter`` rounds compose adaptively; the tests,
     the MW update and the stopping rule are post-processing. The whole composed guarantee
     is charged as a single ``"approx"`` event, with the per-round values in its
@@ -340,6 +340,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Curator rows and local agents' rows together.
         y : array-like of shape (n_samples,)
             Binary labels of every row (curator and local agents).
         curator_mask : array-like of bool of shape (n_samples,), default=None
@@ -349,6 +350,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         Returns
         -------
         self : SubsampleTestReweigh
+            The fitted estimator.
         """
         self._validate_params()
         self._check_privacy_params(delta_required=True)
@@ -746,7 +748,18 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def predict(self, X):
-        """Labels from the chosen hypothesis."""
+        """Predict with the chosen hypothesis.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
         X = self._check_X(X)
         return self.hypothesis_.predict(X)
 

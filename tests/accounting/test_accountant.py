@@ -1,4 +1,7 @@
-"""PrivacyAccountant: atomic check-and-spend, views, ledgers, durability (AUDITING layer A)."""
+"""PrivacyAccountant: atomic check-and-spend, views, ledgers, durability.
+
+Layer A of docs/notes/auditing.rst.
+"""
 
 import math
 import signal

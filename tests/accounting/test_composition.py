@@ -1,4 +1,4 @@
-"""Layer-A tests (AUDITING.md) of the composition and privacy-curve math."""
+"""Layer-A tests (docs/notes/auditing.rst) of the composition and privacy-curve math."""
 
 import math
 from decimal import Decimal, getcontext
@@ -16,9 +16,10 @@ DELTA = 1e-6
 
 
 # Exact values (hand-checked: DRV and KOV with plain arithmetic, optimal with 60-digit
-# decimals) next to the rounded values of the BUILDING_BLOCKS §7 table. Two table entries
-# are one unit too high in the last digit: DRV 10.8748 is printed 10.88 and optimal
-# 4.7746 is printed 4.78 (both remain valid, slightly loose, bounds).
+# decimals) next to two-decimal values first tabulated while planning. Two of those are
+# one unit too high in the last digit: DRV 10.8748 was given as 10.88 and optimal 4.7746
+# as 4.78 (both remain valid, slightly loose, bounds); the correctly rounded table is in
+# docs/notes/building_blocks.rst, "Composition".
 TABLE = [
     # eps0, k, basic, (drv, table), (kov, table), (optimal, table)
     (0.1, 100, 10.0, (6.308231, 6.31), (5.756106, 5.76), (4.774568, 4.78)),

@@ -1,4 +1,4 @@
-"""Statistics for white-box differential-privacy audits (AUDITING.md, layer C).
+"""Statistics for white-box differential-privacy audits (docs/notes/auditing.rst, layer C).
 
 An audit runs a mechanism ``N`` times on each of two neighbouring inputs ``D`` and
 ``D'``, counts how often a few events -- fixed *before* sampling -- occur, and turns

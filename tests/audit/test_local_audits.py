@@ -1,4 +1,4 @@
-"""White-box LDP audits of the local building blocks (AUDITING.md, layer C).
+"""White-box LDP audits of the local building blocks (docs/notes/auditing.rst, layer C).
 
 Each audit runs one agent's randomizer ``N`` times on two different inputs ``v ≠ v'``
 (the local-model neighbours), fixes its events before sampling from the **claimed**

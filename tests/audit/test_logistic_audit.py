@@ -1,4 +1,4 @@
-"""Black-box canary audit of objective perturbation (AUDITING.md, layer D).
+"""Black-box canary audit of objective perturbation (docs/notes/auditing.rst, layer D).
 
 Neighbours: ten private rows at x = 1 with label +1, and the same with one label flipped —
 the replace-one change that moves the perturbed gradient the most once rows are clipped

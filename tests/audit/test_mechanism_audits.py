@@ -1,4 +1,4 @@
-"""White-box statistical DP audits of skhybrid's mechanisms (AUDITING.md, layer C).
+"""White-box statistical DP audits of skhybrid's mechanisms (docs/notes/auditing.rst, layer C).
 
 Each audit
 

@@ -1,4 +1,4 @@
-"""White-box statistical DP audit of the private parity learner (AUDITING.md, layer C).
+"""White-box statistical DP audit of the private parity learner (docs/notes/auditing.rst, layer C).
 
 1. Worst-case pair and event: exact enumeration (d = 3, n = 6) of the output law of
    the mechanism under audit over many neighbouring pairs; the pair, direction and

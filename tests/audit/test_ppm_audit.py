@@ -1,4 +1,6 @@
-"""Black-box canary audit of PPMHalfspaceClassifier (AUDITING.md; issue 4, item 8).
+"""Black-box canary audit of PPMHalfspaceClassifier.
+
+Layer D of docs/notes/auditing.rst (issue 4, item 8).
 
 Neighbours ``D``, ``D'`` differ in one private row, the canary, placed at ``+100`` in
 ``D`` and ``-100`` in ``D'`` on a 1-d problem: 10 public rows at ``0..9`` and 2 private

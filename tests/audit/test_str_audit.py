@@ -3,7 +3,7 @@
 Each local agent answers one query RR_{ε,δ}(b) ~ N(b, 2 ln(2/δ)/ε²) about its loss bit
 b ∈ {0, 1} (Kohen & Sheffet §2). Neighbouring inputs are b = 0 and b = 1. The claim
 audited is the privacy curve the estimator charges (the local event's μ = 1/σ, Balle &
-Wang 2018 Thm 8), on the ε-grid where δ(ε) lies in [1e-3, 0.1] (AUDITING.md, layer C):
+Wang 2018 Thm 8), on the ε-grid where δ(ε) lies in [1e-3, 0.1] (docs/notes/auditing.rst, layer C):
 for each grid point the optimal event {y < 1/2 − ε'σ²} (privacy loss above ε') is fixed
 *before* sampling from the claimed σ, and δ_lb = CP_lo(P_0[E]) − e^{ε'} CP_hi(P_1[E])
 must stay below the claimed δ(ε'). Clopper–Pearson with total α = 1e-3, Bonferroni

@@ -122,7 +122,7 @@ def test_cdf_sample_size_inverts_error_bound():
     n = cdf_sample_size(10, 0.1, 0.05, 1.0)
     model = HierarchicalCDF(1.0, 10)
     assert model.error_bound(n, 0.05) <= 0.1 < model.error_bound(n - 1, 0.05)
-    # the BUILDING_BLOCKS §5.3 worked example: b = 10, ε = 1, n = 2e5 -> 0.223
+    # the worked example of docs/notes/building_blocks.rst: b = 10, ε = 1, n = 2e5 -> 0.223
     assert model.error_bound(200_000, 0.05) == pytest.approx(0.223, abs=1e-3)
 
 

@@ -1,4 +1,4 @@
-"""Sampler distribution tests (AUDITING.md, layer B).
+"""Sampler distribution tests (docs/notes/auditing.rst, layer B).
 
 Each mechanism's outputs are compared with the distribution its privacy proof
 assumes: Kolmogorov-Smirnov (continuous) or chi-square / exact binomial (discrete)

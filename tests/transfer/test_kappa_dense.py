@@ -116,7 +116,7 @@ def test_example_level_tv_bound_is_tight():
 
     Neighbours differ in one row i: its weight changes (w_i → w'_i) *and* its example
     changes (x_i → x'_i), so the example-level ℓ₁ distance is
-    Σ_{j≠i} |μ_j − μ'_j| + μ_i + μ'_i (BUILDING_BLOCKS §2.3).
+    Σ_{j≠i} |μ_j − μ'_j| + μ_i + μ'_i (docs/notes/building_blocks.rst).
     """
     rng = np.random.default_rng(4)
     worst = 0.0

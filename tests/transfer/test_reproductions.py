@@ -20,7 +20,8 @@ def _mean(rows, setting_prefix, method):
 @pytest.mark.slow
 def test_str_gaussian_quick_regularised_str_beats_source_only(tmp_path):
     rows = str_gaussian(str(tmp_path), quick=True, seed=0)
-    # BUILDING_BLOCKS §11: with a regularised learner STR clearly beats source-only ...
+    # docs/notes/transfer_hybrid.rst (App. C): with a regularised learner STR clearly beats
+    # source-only ...
     assert _mean(rows, "regularised", "STR") < 0.5 * _mean(rows, "regularised", "source-only")
     # ... while with the hard-margin SVM source-only is already near the 2α target
     assert _mean(rows, "App.C", "source-only") < 0.05

@@ -19,7 +19,8 @@ from skhybrid.transfer._str import SubsampleTestReweigh
 
 
 def shifted_gaussians(n_c, n_l, *, d=20, k=3, sigma_t=0.02, minority=0.05, n_test=0, seed=0):
-    """BUILDING_BLOCKS §11: S = N(0, I_d); T shrinks k coordinates to std σ_T."""
+    """The regularised App. C setting (docs/notes/transfer_hybrid.rst): S = N(0, I_d); T
+    shrinks k coordinates to std σ_T."""
     return make_shifted_gaussians(n_c, n_l, n_features=d, n_shifted=k, target_scale=sigma_t,
                                   minority=minority, n_test=n_test, random_state=seed)
 

@@ -54,7 +54,8 @@ def test_ks_claim41_hand_values():
 
 
 def test_coupled_sampling_hand_values():
-    # BUILDING_BLOCKS §3.2 table: ε̂ = 0.23 (ε=1, m=50, η=0.002) and 1.15 (ε=1, m=10, η=0.05).
+    # The table in docs/notes/building_blocks.rst: ε̂ = 0.23 (ε=1, m=50, η=0.002) and 1.15
+    # (ε=1, m=10, η=0.05).
     assert coupled_sampling_amplification(1.0, 0.0, 50, 0.002)[0] == pytest.approx(0.2348, abs=1e-4)
     assert coupled_sampling_amplification(1.0, 0.0, 10, 0.05)[0] == pytest.approx(1.1454, abs=1e-4)
     # m = 1 in closed form: ε̂ = ln((1 + η(e^ε−1))/(1 − η(1−e^{−ε}))), δ̂ = δη(1 + e^{ε̂−ε}).
@@ -72,7 +73,7 @@ def test_coupled_sampling_asymptotics_and_looser_forms(eps):
     m, eta, dlt = 20, 1e-6, 1e-7
     e_hat, d_hat = coupled_sampling_amplification(eps, dlt, m, eta)
     assert e_hat == pytest.approx(2 * m * eta * math.sinh(eps), rel=1e-4)
-    # BUILDING_BLOCKS' δ̂ = (1 + e^{ε̂})·δ·(a^m − 1)/(e^ε − 1) is an upper bound of ours.
+    # The looser δ̂ = (1 + e^{ε̂})·δ·(a^m − 1)/(e^ε − 1) is an upper bound of ours.
     a_m1 = (1 + eta * math.expm1(eps)) ** m - 1
     assert d_hat <= (1 + math.exp(e_hat)) * dlt * a_m1 / math.expm1(eps) * (1 + 1e-12)
     # δ̂ ≈ mηδ·(1 + e^{−ε}) for small mη (from the m = 1 closed form).
@@ -183,7 +184,7 @@ def test_gaussian_rr_sigma_values_and_exact_privacy():
 
 
 def test_composition_reference_numbers():
-    # BUILDING_BLOCKS §7 table (δ_target = 1e-6, δ₀ = 0).
+    # The composition table of docs/notes/building_blocks.rst (δ_target = 1e-6, δ₀ = 0).
     assert _advanced_composition_epsilon(0.1, 100, 1e-6) == pytest.approx(6.31, abs=0.01)
     assert _kov_closed_form_epsilon(0.1, 100, 1e-6) == pytest.approx(5.76, abs=0.01)
     assert _optimal_homogeneous_epsilon(0.1, 0.0, 100, 1e-6) == pytest.approx(4.78, abs=0.01)

@@ -37,8 +37,9 @@ def _monotone(raw):
 
 
 def cdf_sample_size(bits, alpha, beta, epsilon):
-    """Agents sufficient for sup-error ``α`` w.p. ``1−β`` (BKNSS Thm 2.15, constants of §5.3).
+    """Return the agents sufficient for sup-error ``α`` w.p. ``1−β`` (BKNSS Thm 2.15).
 
+    With the explicit constants of :ref:`notes_hierarchical_cdf`,
     ``n = ⌈2 c_ε² b² (b ln 2 + ln(2/β)) / α²⌉ = O(b³ log(1/β) / (α² ε²))``, the
     inverse of :meth:`HierarchicalCDF.error_bound`.
 
@@ -50,6 +51,11 @@ def cdf_sample_size(bits, alpha, beta, epsilon):
         Accuracy and failure probability.
     epsilon : float
         Local privacy parameter.
+
+    Returns
+    -------
+    n : int
+        Number of agents.
     """
     bits = _check_bits(bits)
     alpha = _check_probability(alpha, "alpha")
@@ -66,7 +72,8 @@ class HierarchicalCDF(SignRandomizer):
     the data is looked at, and sends one Hadamard randomized-response report
     (:class:`~skhybrid.mechanisms.local.HadamardResponse`) of its ``l``-bit prefix over
     ``{0,1}^l``: one ε-LDP report per agent. This is the hierarchical histogram behind
-    TreeHist (Bassily, Nissim, Stemmer, Thakurta 2017; BKNSS Remark 2.16; BUILDING_BLOCKS §5.3).
+    TreeHist (Bassily, Nissim, Stemmer, Thakurta 2017; BKNSS Remark 2.16;
+    :ref:`notes_hierarchical_cdf`).
 
     The server estimates the fraction of agents with prefix ``p`` at level ``l`` by
     ``f̂_l(p) = (b/n) c_ε Σ_{u: l_u = l} y_u H[p, j_u]`` and answers
@@ -113,13 +120,33 @@ class HierarchicalCDF(SignRandomizer):
         self.bits = _check_bits(bits)
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"bits": self.bits, "keep_probability": self.keep_probability}
 
     def error_bound(self, n, beta):
-        """Sup error ``c_ε b sqrt(2 (b ln 2 + ln(2/β)) / n)`` over all thresholds, w.p. ``1−β``.
+        """Return the sup error over all thresholds that holds w.p. ``1−β``.
 
-        BUILDING_BLOCKS §5.3 (Hoeffding, ranges ``2 b c_ε / n``, union bound over ``2^b``
-        thresholds); it covers the randomizer noise and the random level assignment.
+        ``c_ε b sqrt(2 (b ln 2 + ln(2/β)) / n)``: Hoeffding with ranges ``2 b c_ε / n`` and
+        a union bound over the ``2^b`` thresholds (:ref:`notes_hierarchical_cdf`); it covers
+        the randomizer noise and the random level assignment.
+
+        Parameters
+        ----------
+        n : int
+            Number of agents.
+        beta : float
+            Failure probability.
+
+        Returns
+        -------
+        bound : float
+            The sup error bound.
         """
         beta = _check_probability(beta, "beta")
         return _cdf_error(self.bits, self.epsilon, n, beta)
@@ -127,7 +154,14 @@ class HierarchicalCDF(SignRandomizer):
     # ------------------------------------------------------------------ agents
 
     def assign(self, n_agents, rng):
-        """Public, data-independent randomness: each agent's level and Hadamard column.
+        """Draw the public, data-independent randomness: each agent's level and column.
+
+        Parameters
+        ----------
+        n_agents : int
+            Number of agents.
+        rng : numpy.random.Generator
+            Source of every random draw.
 
         Returns
         -------
@@ -143,9 +177,23 @@ class HierarchicalCDF(SignRandomizer):
         return levels, j
 
     def randomize(self, values, rng):
-        """Each agent's report ``(level, j, y)``: HRR of its ``level``-bit prefix.
+        """Return each agent's report ``(level, j, y)``: HRR of its ``level``-bit prefix.
 
         The assignment is drawn first, from ``n`` alone; only ``y`` depends on the data.
+
+        Parameters
+        ----------
+        values : array-like of int, shape (n,)
+            One integer in ``[0, 2^bits)`` per agent.
+        rng : numpy.random.Generator
+            Source of every random draw.
+
+        Returns
+        -------
+        levels, j : ndarray of int64, shape (n,)
+            The public assignment (see :meth:`assign`).
+        y : ndarray of int8, shape (n,)
+            The randomized signs, one ε-LDP report per agent.
         """
         values = _check_domain_values(values, 1 << self.bits)
         levels, j = self.assign(values.shape[0], rng)
@@ -156,7 +204,18 @@ class HierarchicalCDF(SignRandomizer):
     # ------------------------------------------------------------------ server
 
     def aggregate(self, levels, j, y):
-        """Server side: turn the reports into prefix estimates (sets the fitted state)."""
+        """Turn the agents' reports into prefix estimates (the server side).
+
+        Parameters
+        ----------
+        levels, j, y : ndarray of shape (n,)
+            The reports, as returned by :meth:`randomize`.
+
+        Returns
+        -------
+        self : HierarchicalCDF
+            The fitted protocol (ready for :meth:`cdf`).
+        """
         levels, j, y = (np.asarray(a) for a in (levels, j, y))
         if not levels.shape == j.shape == y.shape or levels.ndim != 1 or levels.size == 0:
             raise ValueError("levels, j and y must be non-empty 1-d arrays of equal length.")
@@ -196,10 +255,12 @@ class HierarchicalCDF(SignRandomizer):
         values : array-like of int, shape (n,)
             Integers in ``[0, 2^bits)``.
         rng : numpy.random.Generator
+            Source of every random draw.
 
         Returns
         -------
-        self
+        self : HierarchicalCDF
+            The fitted protocol.
         """
         return self.aggregate(*self.randomize(values, rng))
 
@@ -238,6 +299,7 @@ class HierarchicalCDF(SignRandomizer):
         Returns
         -------
         q : float or ndarray of the shape of ``w``
+            The estimated CDF at ``w``.
         """
         if not hasattr(self, "n_agents_"):
             raise ValueError("This HierarchicalCDF is not fitted yet; call fit(values, rng) first.")

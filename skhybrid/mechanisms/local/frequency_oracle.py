@@ -25,6 +25,7 @@ def fwht(a):
     Returns
     -------
     out : ndarray of shape (..., D), float
+        The transform.
     """
     a = np.array(a, dtype=float)
     if a.ndim == 0:
@@ -44,7 +45,20 @@ def fwht(a):
 
 
 def hadamard_sign(v, j):
-    """Entries ``H[v, j] = (−1)^popcount(v & j)`` of the Sylvester Hadamard matrix (±1, int8)."""
+    """Return entries ``H[v, j] = (−1)^popcount(v & j)`` of the Sylvester Hadamard matrix.
+
+    Vectorised: ``v`` and ``j`` broadcast against each other.
+
+    Parameters
+    ----------
+    v, j : int or array-like of int
+        Row and column indices (non-negative).
+
+    Returns
+    -------
+    h : ndarray of int8
+        The signs ±1, with the broadcast shape of ``v`` and ``j``.
+    """
     parity = np.bitwise_count(np.bitwise_and(np.asarray(v, dtype=np.int64),
                                              np.asarray(j, dtype=np.int64))) & 1
     return (1 - 2 * parity).astype(np.int8)
@@ -83,7 +97,7 @@ class HadamardResponse(SignRandomizer):
     draws ``j ~ Unif[0, D)`` independently of ``v`` and sends ``(j, y)`` with
     ``y = H[v, j]`` w.p. ``e^ε/(1+e^ε)`` and ``−H[v, j]`` otherwise. For a fixed ``j`` the
     two possible ``y`` have likelihood ratio at most ``e^ε`` under any two values, so
-    the report is ε-LDP (BUILDING_BLOCKS §5.2; Bassily & Smith 2015 single-bit oracle).
+    the report is ε-LDP (Bassily & Smith 2015 single-bit oracle; :ref:`notes_hadamard_response`).
 
     The server estimate ``ĉ(v) = c_ε Σ_u y_u H[v, j_u]`` with ``c_ε = (e^ε+1)/(e^ε−1)``
     is unbiased for the count ``c(v)`` with variance ``n c_ε² − c(v)``; all ``D``
@@ -114,6 +128,13 @@ class HadamardResponse(SignRandomizer):
         self.padded_size = 1 << (self.domain_size - 1).bit_length()
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"domain_size": self.domain_size, "keep_probability": self.keep_probability}
 
     def randomize(self, values, rng):
@@ -124,6 +145,7 @@ class HadamardResponse(SignRandomizer):
         values : array-like of int, shape (n,)
             One value in ``[0, domain_size)`` per agent.
         rng : numpy.random.Generator
+            Source of every random draw.
 
         Returns
         -------
@@ -153,27 +175,62 @@ class HadamardResponse(SignRandomizer):
         return j.astype(np.int64), y.astype(float)
 
     def estimate_counts(self, j, y):
-        """Unbiased estimates of the count of every value, ``ĉ = c_ε · FWHT(A)``.
+        """Return unbiased estimates of the count of every value, ``ĉ = c_ε · FWHT(A)``.
 
         ``A[k] = Σ_{u: j_u = k} y_u``; O(n + D log D) time.
+
+        Parameters
+        ----------
+        j : ndarray of int, shape (n,)
+            The agents' public Hadamard columns.
+        y : ndarray of shape (n,)
+            Their randomized signs.
 
         Returns
         -------
         counts : ndarray of shape (domain_size,)
+            The estimated count of every value.
         """
         j, y = self._check_reports(j, y)
         a = np.bincount(j, weights=y, minlength=self.padded_size)
         return self.c_epsilon * fwht(a)[: self.domain_size]
 
     def variance(self, n, counts):
-        """Variance ``n c_ε² − c(v)`` of ``ĉ(v)`` for true counts ``counts`` (§5.2)."""
+        """Return the variance ``n c_ε² − c(v)`` of ``ĉ(v)`` for true counts ``counts``.
+
+        Derived in :ref:`notes_hadamard_response`.
+
+        Parameters
+        ----------
+        n : int
+            Number of agents.
+        counts : array-like
+            True counts ``c(v)``.
+
+        Returns
+        -------
+        variance : ndarray
+            The variance of each estimate.
+        """
         return n * self.c_epsilon ** 2 - np.asarray(counts, dtype=float)
 
     def error_bound(self, n, beta):
-        """``c_ε sqrt(2 n ln(2|X|/β))``: with prob. ``≥ 1−β`` every ``|ĉ(v) − c(v)|`` is below it.
+        """Return ``c_ε sqrt(2 n ln(2|X|/β))``, a bound on every count's error w.p. ``1−β``.
 
         Each of the ``n`` terms of ``ĉ(v)`` lies in ``[−c_ε, c_ε]``; Hoeffding's inequality
-        and a union bound over the ``|X|`` values (BUILDING_BLOCKS §5.2).
+        and a union bound over the ``|X|`` values (:ref:`notes_hadamard_response`).
+
+        Parameters
+        ----------
+        n : int
+            Number of agents.
+        beta : float
+            Failure probability.
+
+        Returns
+        -------
+        bound : float
+            With probability ``≥ 1−β`` every ``|ĉ(v) − c(v)|`` is below it.
         """
         beta = _check_probability(beta, "beta")
         return self.c_epsilon * math.sqrt(2.0 * n * math.log(2.0 * self.domain_size / beta))

@@ -18,11 +18,12 @@ class HeavyHitters(HadamardResponse):
     W.p. ``≥ 1−β`` every ``|ĉ(x) − c(x)| < t`` (:meth:`HadamardResponse.error_bound`), so
     ``Est`` contains every ``x`` with ``c(x) ≥ 3t`` and every ``x ∈ Est`` has ``c(x) > t``:
     the shape of BKNSS Thm 2.18 (Bassily & Smith 2015), since ``2/ε ≤ c_ε ≤ 2.17/ε`` for
-    ``ε ≤ 1`` (BUILDING_BLOCKS §5.4, "simple implementation with constants you can prove").
+    ``ε ≤ 1`` (:ref:`notes_heavy_hitters`).
 
     Parameters
     ----------
     epsilon : float
+        Local privacy parameter of each agent.
     domain_size : int
         ``|X| ≤ 2^24``. The prefix-tree variant for larger domains is not implemented.
     beta : float in (0, 1)
@@ -41,11 +42,37 @@ class HeavyHitters(HadamardResponse):
         self.beta = _check_probability(beta, "beta")
 
     def threshold(self, n):
-        """``t = c_ε sqrt(2n ln(2|X|/β))``; items are kept when ``ĉ ≥ 2t``."""
+        """Return ``t = c_ε sqrt(2n ln(2|X|/β))``; items are kept when ``ĉ ≥ 2t``.
+
+        Parameters
+        ----------
+        n : int
+            Number of agents.
+
+        Returns
+        -------
+        t : float
+            The threshold unit.
+        """
         return self.error_bound(n, self.beta)
 
     def fit(self, values, rng):
-        """Run the protocol; sets ``items_``, ``estimates_`` (by decreasing estimate), ``threshold_``."""
+        """Run the protocol on one value per agent.
+
+        Sets ``items_``, ``estimates_`` (by decreasing estimate) and ``threshold_``.
+
+        Parameters
+        ----------
+        values : array-like of int, shape (n,)
+            One value in ``[0, domain_size)`` per agent.
+        rng : numpy.random.Generator
+            Source of every random draw.
+
+        Returns
+        -------
+        self : HeavyHitters
+            The fitted protocol.
+        """
         j, y = self.randomize(values, rng)
         counts = self.estimate_counts(j, y)
         self.threshold_ = self.threshold(j.shape[0])
@@ -69,6 +96,7 @@ def heavy_hitters(values, domain_size, epsilon, rng, beta):
         ``|X| ≤ 2^24``.
     epsilon : float
     rng : numpy.random.Generator
+        Source of every random draw.
     beta : float in (0, 1)
 
     Returns

@@ -23,10 +23,23 @@ class QuantileSearch(Mechanism):
     """Interactive ε-LDP binary search for a ``p*``-quantile on ``[lo, hi]``.
 
     The randomized-response binary search of BKNSS Thm 2.19 (their [31, Thm 17]), with
-    the provable constants of BUILDING_BLOCKS §6. ``T = ⌈log₂((hi − lo)/τ)⌉`` rounds; round ``t`` asks a
-    *fresh* batch of ``m = ⌈c_ε² ln(2T/β) / (2λ²)⌉`` agents for ``RR_ε(1[x ≤ mid])``
+    provable constants (:ref:`notes_quantile_search`). ``T = ⌈log₂((hi − lo)/τ)⌉``
+    rounds; round ``t`` asks a *fresh* batch of ``m = ⌈c_ε² ln(2T/β) / (2λ²)⌉`` agents for ``RR_ε(1[x ≤ mid])``
     (:class:`~skhybrid.mechanisms.RandomizedResponse`), debiases the mean to ``p̂``, and
     moves ``lo ← mid`` if ``p̂ < p*`` else ``hi ← mid``. Every agent sends one ε-LDP bit.
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy parameter of each agent.
+    lo, hi : float
+        Public range ``[Q_min, Q_max]`` known to contain the quantile.
+    tau : float
+        Target bracket width ``τ`` (``τ < 1`` on integer domains leaves ≤ 1 atom inside).
+    lam : float in (0, 1)
+        Mass tolerance ``λ``.
+    beta : float in (0, 1)
+        Failure probability.
 
     Notes
     -----
@@ -41,19 +54,7 @@ class QuantileSearch(Mechanism):
     where ``F`` is the CDF of ``P`` when the agents are i.i.d. draws from ``P`` (the setting
     of Thm 2.19), and the empirical CDF of each round's agents for a fixed dataset. So the
     bracket meets ``[q_{p*−λ}, q_{p*+λ}]`` up to width ``τ``. Returning one endpoint instead
-    does **not** satisfy the theorem's "either/or" in every case (BUILDING_BLOCKS §6).
-
-    Parameters
-    ----------
-    epsilon : float
-    lo, hi : float
-        Public range ``[Q_min, Q_max]`` known to contain the quantile.
-    tau : float
-        Target bracket width ``τ`` (``τ < 1`` on integer domains leaves ≤ 1 atom inside).
-    lam : float in (0, 1)
-        Mass tolerance ``λ``.
-    beta : float in (0, 1)
-        Failure probability.
+    does **not** satisfy the theorem's "either/or" in every case (:ref:`notes_quantile_search`).
     """
 
     name = "rr_quantile_search"
@@ -72,6 +73,7 @@ class QuantileSearch(Mechanism):
 
     @property
     def c_epsilon(self):
+        """The debiasing factor ``(e^ε+1)/(e^ε−1)``."""
         return 1.0 / math.tanh(self.epsilon / 2)
 
     @property
@@ -91,22 +93,73 @@ class QuantileSearch(Mechanism):
         return self.rounds * self.agents_per_round
 
     def params(self):
+        """Return the parameters recorded with the mechanism's events.
+
+        Returns
+        -------
+        params : dict
+            Public parameters (scale, sensitivity, ...), kept in the ledger.
+        """
         return {"rounds": self.rounds, "agents_per_round": self.agents_per_round}
 
     def event(self, count=1, population="local", source=""):
-        """The per-agent event: one pure ε-LDP bit (population ``"local"``)."""
+        """Return the per-agent event: one pure ε-LDP bit.
+
+        Parameters
+        ----------
+        count : int, default=1
+            Number of reports per agent.
+        population : {"central", "local"}, default="local"
+            Whose privacy the reports spend.
+        source : str, default=""
+            Who spends it (usually an estimator's class name).
+
+        Returns
+        -------
+        event : PrivacyEvent
+            The event to charge before the agents report.
+        """
         return super().event(count=count, population=population, source=source)
 
     def report(self, values, threshold, rng):
-        """One round's reports ``RR_ε(1[x ≤ threshold])``, one bit per agent."""
+        """Return one round's reports ``RR_ε(1[x ≤ threshold])``, one bit per agent.
+
+        Parameters
+        ----------
+        values : array-like of float, shape (m,)
+            The round's agents' values.
+        threshold : float
+            The round's query point.
+        rng : numpy.random.Generator
+            Source of every random draw.
+
+        Returns
+        -------
+        reports : ndarray of shape (m,)
+            The randomized bits.
+        """
         return RandomizedResponse(self.epsilon)((np.asarray(values) <= threshold).astype(np.int8),
                                                 rng)
 
     def search(self, values, p_star, rng):
-        """Run the search on the agents' values; returns the bracket ``(lo, hi)``.
+        """Run the search on the agents' values.
 
         Agents are split into ``T`` rounds by a uniformly random permutation drawn from
         ``rng`` before any report (data-independent); all agents are used, each once.
+
+        Parameters
+        ----------
+        values : array-like of float, shape (n,)
+            One value per agent, ``n >= sample_size``.
+        p_star : float in (0, 1)
+            The quantile sought.
+        rng : numpy.random.Generator
+            Source of every random draw.
+
+        Returns
+        -------
+        lo, hi : float
+            The final bracket (see the class Notes).
         """
         p_star = _check_probability(p_star, "p_star")
         values = np.asarray(values, dtype=float)
@@ -132,16 +185,34 @@ class QuantileSearch(Mechanism):
 
 
 def quantile_sample_size(epsilon, lo, hi, tau, lam, beta):
-    """Agents needed by :func:`rr_quantile_search`: ``T·⌈c_ε² ln(2T/β)/(2λ²)⌉``.
+    """Return the agents needed by :func:`rr_quantile_search`: ``T·⌈c_ε² ln(2T/β)/(2λ²)⌉``.
 
-    Matches BKNSS Thm 2.19's ``N ≳ T λ⁻² c_ε² log(T/β)`` with the constants of
-    BUILDING_BLOCKS §6.
+    Matches BKNSS Thm 2.19's ``N ≳ T λ⁻² c_ε² log(T/β)`` with explicit constants
+    (:ref:`notes_quantile_search`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Local privacy parameter of each agent.
+    lo, hi : float
+        Public range known to contain the quantile.
+    tau : float
+        Target bracket width.
+    lam : float in (0, 1)
+        Mass tolerance.
+    beta : float in (0, 1)
+        Failure probability.
+
+    Returns
+    -------
+    n : int
+        Number of agents.
     """
     return QuantileSearch(epsilon, lo, hi, tau, lam, beta).sample_size
 
 
 def rr_quantile_search(values, p_star, epsilon, rng, lo, hi, tau, lam, beta):
-    """ε-LDP binary search for the ``p_star``-quantile; returns the bracket ``(lo, hi)``.
+    """Find a bracket of the ``p_star``-quantile by an ε-LDP binary search.
 
     See :class:`QuantileSearch` for the protocol and its guarantee: w.p. ``≥ 1 − β``,
     ``hi − lo ≤ τ``, ``F(hi) ≥ p* − λ`` (or ``hi`` is the initial ``hi``) and
@@ -152,13 +223,17 @@ def rr_quantile_search(values, p_star, epsilon, rng, lo, hi, tau, lam, beta):
     values : array-like of float, shape (n,)
         One value per agent; ``n ≥ quantile_sample_size(epsilon, lo, hi, tau, lam, beta)``.
     p_star : float in (0, 1)
+        The quantile sought.
     epsilon : float
+        Local privacy parameter of each agent.
     rng : numpy.random.Generator
+        Source of every random draw.
     lo, hi, tau, lam, beta : float
         As in :class:`QuantileSearch`.
 
     Returns
     -------
     lo, hi : float
+        The final bracket.
     """
     return QuantileSearch(epsilon, lo, hi, tau, lam, beta).search(values, p_star, rng)
