@@ -18,9 +18,11 @@ __all__ = ["SearchCost", "search_cost"]
 
 @dataclass
 class SearchCost:
-    """What a search would charge.
+    """What a search would charge, as :func:`search_cost` returns it.
 
-    Attributes
+    ``str(cost)`` reads "this search costs (ε, δ) ...", followed by what no charge covers.
+
+    Parameters
     ----------
     spent : dict
         ``{population: (epsilon, delta)}`` under the accountant's reporting rule.

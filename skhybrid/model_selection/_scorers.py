@@ -195,7 +195,7 @@ def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
     metric : {"accuracy", "neg_mean_absolute_error"}, default="accuracy"
         The score; greater is better.
     epsilon : float
-        ε of each call (> 0).
+        The ε of each call (> 0).
     score_bound : float, default=None
         Clipping bound of a row's absolute error (``"neg_mean_absolute_error"`` only).
     accountant : PrivacyAccountant, default=None
