@@ -75,7 +75,7 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         The clone fit on the public rows.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features seen during ``fit``. Defined only when ``X`` has feature
         names that are all strings (a DataFrame).
     n_public_ : int
