@@ -263,26 +263,59 @@ def budget(ledger, out=None):
     print(PrivacyAccountant.from_ledger(ledger).report(), file=out or sys.stdout)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m skhybrid", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p_demo = sub.add_parser("demo", help="every learner vs its non-private baseline")
-    p_demo.add_argument("--seed", type=int, default=0)
-    p_rep = sub.add_parser("reproduce", help="a paper reproduction: prints a table, saves figures")
-    p_rep.add_argument("name", nargs="?", help="experiment name (omit to list them)")
+_DESCRIPTION = "Differentially private learners for mixed-trust data: command-line tools."
+
+_EPILOG = """\
+examples:
+  python -m skhybrid demo --seed 1
+  python -m skhybrid reproduce
+  python -m skhybrid reproduce ppm-halfspaces --quick --out figures
+  python -m skhybrid budget privacy.sqlite
+"""
+
+
+def _parser():
+    plain = argparse.RawDescriptionHelpFormatter  # keeps the epilog's line breaks
+    parser = argparse.ArgumentParser(prog="python -m skhybrid", description=_DESCRIPTION,
+                                     epilog=_EPILOG, formatter_class=plain)
+    sub = parser.add_subparsers(title="commands", dest="command", required=True)
+    p_demo = sub.add_parser(
+        "demo", help="every learner, private and non-private, side by side",
+        description="Fit every learner privately on bundled or generated data and print "
+                    "its score next to the same algorithm run without noise.")
+    p_demo.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p_rep = sub.add_parser(
+        "reproduce", help="run a paper reproduction (without NAME, list them)",
+        description="Run one paper reproduction: print its table and save its figures. "
+                    "Without NAME, list the experiments.")
+    p_rep.add_argument("name", nargs="?", metavar="NAME",
+                       help="experiment name (omit to list them)")
     p_rep.add_argument("--out", default="figures", help="folder for figures (default: figures)")
-    p_rep.add_argument("--quick", action="store_true", help="a reduced run (as the slow tests)")
-    p_rep.add_argument("--seed", type=int, default=0)
-    p_budget = sub.add_parser("budget", help="report of a SQLite privacy ledger")
-    p_budget.add_argument("ledger", help="path of the ledger file")
+    p_rep.add_argument("--quick", action="store_true",
+                       help="a reduced run (the size the slow tests use)")
+    p_rep.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p_budget = sub.add_parser(
+        "budget", help="show a privacy ledger's budget and its charges",
+        description="Show the budget stored in a SQLite privacy ledger and every charge "
+                    "recorded in it. A path with no ledger is an error; nothing is created.")
+    p_budget.add_argument("ledger", metavar="LEDGER", help="path of the ledger file")
+    return parser, p_rep
+
+
+def main(argv=None):
+    """Run the command line; return the exit status (argparse exits with 2 on a usage error)."""
+    parser, p_rep = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(seed=args.seed)
     elif args.command == "reproduce":
         from . import experiments
 
+        names = sorted(experiments.available())
         if args.name is None:
-            print("\n".join(sorted(experiments.available())) or "no experiments registered")
+            print("\n".join(names) or "no experiments registered")
+        elif args.name not in names:
+            p_rep.error(f"unknown experiment {args.name!r}; choose from: {', '.join(names)}")
         else:
             experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
     elif args.command == "budget":
@@ -292,7 +325,6 @@ def main(argv=None):
             print(f"python -m skhybrid budget: {exc}", file=sys.stderr)
             return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,12 +10,45 @@
 """
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._validation import check_mask
 
 __all__ = ["PublicFitTransformer"]
+
+
+def _is_dataframe(X):
+    """A pandas or polars DataFrame (anything with columns and a 2-d shape)."""
+    return hasattr(X, "columns") and len(getattr(X, "shape", ())) == 2
+
+
+def _as_container(X):
+    """``X`` in a form the wrapped transformer may see, without losing what it carries.
+
+    DataFrames keep their columns, dtypes and index (a ``ColumnTransformer`` selecting
+    columns by name needs them); sparse matrices stay sparse (in a format whose rows can
+    be selected); anything else becomes a 2-d numpy array (any dtype, NaN allowed: the
+    wrapped transformer decides what it accepts).
+    """
+    if _is_dataframe(X):
+        return X
+    if sparse.issparse(X):
+        return X if X.format in ("csr", "csc") else X.tocsr()
+    return check_array(X, dtype=None, ensure_all_finite=False)
+
+
+def _transformer_has(attr):
+    """For ``available_if``: the wrapped transformer (fitted one first) has ``attr``."""
+
+    def check(self):
+        getattr(getattr(self, "transformer_", self.transformer), attr)
+        return True
+
+    return check
 
 
 class PublicFitTransformer(TransformerMixin, BaseEstimator):
@@ -23,18 +56,35 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
     Fitting touches no private row, so it costs no privacy budget and needs no noise.
 
+    The input reaches the wrapped transformer in its own container: a pandas DataFrame
+    stays a DataFrame (its columns, dtypes and index kept; the public rows are selected
+    by position), so a ``ColumnTransformer`` that selects columns by name works; a sparse
+    matrix stays sparse (the wrapped transformer decides whether it accepts it); other
+    input becomes a numpy array. ``set_output(transform="pandas")`` returns DataFrames
+    with the input's index and the wrapped transformer's feature names.
+
     Parameters
     ----------
     transformer : transformer object
-        Any scikit-learn transformer (``StandardScaler()``, ``PCA(2)``, ...). It is cloned.
+        Any scikit-learn transformer (``StandardScaler()``, ``PCA(2)``, a ``Pipeline`` or
+        ``ColumnTransformer``, ...). It is cloned in ``fit``.
 
     Attributes
     ----------
     transformer_ : transformer object
         The clone fit on the public rows.
     n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen during ``fit``. Defined only when ``X`` has feature
+        names that are all strings (a DataFrame).
     n_public_ : int
         Number of rows it was fit on.
+
+    See Also
+    --------
+    sklearn.compose.ColumnTransformer : Wrap it whole to fit every column's transformer on
+        the public rows.
 
     Examples
     --------
@@ -53,16 +103,18 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         self.transformer = transformer
 
     def fit(self, X, y=None, *, public_mask=None):
-        """Fit ``transformer`` on ``X[public_mask]`` (and ``y[public_mask]``).
+        """Fit ``transformer`` on the public rows of ``X`` (and of ``y``).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            All rows; only the public ones are read.
-        y : array-like of shape (n_samples,) or None, default=None
-            Passed to the transformer's ``fit`` (public rows only).
-        public_mask : array-like of bool of shape (n_samples,), default=None
-            True for public rows. ``None`` (or no True entry) is refused.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Every row; only the public ones are read. A DataFrame is passed on as a
+            DataFrame, a sparse matrix as a sparse matrix.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for transformers that use them; only the public rows are read.
+        public_mask : array-like of bool of shape (n_samples,)
+            True for public rows. A pandas Series is aligned to ``X``'s index (when ``X``
+            is a DataFrame) or refused.
 
         Returns
         -------
@@ -74,8 +126,12 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         ValueError
             If no row is public: there is nothing it may learn from.
         """
-        x_index = getattr(X, "index", None)  # for aligning a pandas mask
-        X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=True)
+        X = _as_container(X)
+        # Feature names and count only: the container is kept as it is.
+        validate_data(self, X, reset=True, skip_check_array=True)
+        # Only a pandas DataFrame carries an index to align a pandas mask to (a polars
+        # DataFrame has none).
+        x_index = X.index if hasattr(X, "iloc") else None
         public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
         if not public.any():
             raise ValueError(
@@ -83,10 +139,12 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
                 "fitting would read private rows. Pass public_mask with at least one True, or "
                 "use fixed, data-independent preprocessing."
             )
+        rows = np.flatnonzero(public)  # by position: a DataFrame keeps its index labels
         self.transformer_ = clone(self.transformer)
-        y_pub = None if y is None else np.asarray(y)[public]
-        self.transformer_.fit(X[public], y_pub)
-        self.n_public_ = int(public.sum())
+        if y is not None:  # a pandas Series stays one (by position, as X's rows)
+            y = _safe_indexing(y if hasattr(y, "iloc") else np.asarray(y), rows)
+        self.transformer_.fit(_safe_indexing(X, rows), y)
+        self.n_public_ = int(rows.size)
         return self
 
     def transform(self, X):
@@ -94,52 +152,85 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to transform.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Rows to transform, in the container ``fit`` saw.
 
         Returns
         -------
-        X_out : array-like
-            The wrapped transformer's output.
+        X_new : {ndarray, sparse matrix, DataFrame}
+            What the wrapped transformer returns (a DataFrame indexed like ``X`` under
+            ``set_output(transform="pandas")``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=None, ensure_all_finite="allow-nan", reset=False)
+        X = _as_container(X)
+        validate_data(self, X, reset=False, skip_check_array=True)
         return self.transformer_.transform(X)
 
+    @available_if(_transformer_has("inverse_transform"))
     def inverse_transform(self, X):
-        """Apply the wrapped transformer's ``inverse_transform``.
+        """Map transformed rows back with the wrapped transformer's ``inverse_transform``.
 
         Parameters
         ----------
-        X : array-like
+        X : {array-like, sparse matrix} of shape (n_samples, n_components)
             Transformed rows.
 
         Returns
         -------
-        X_original : array-like
-            The wrapped transformer's output.
+        X_original : {ndarray, sparse matrix, DataFrame}
+            What the wrapped transformer returns.
         """
         check_is_fitted(self)
         return self.transformer_.inverse_transform(X)
 
+    @available_if(_transformer_has("get_feature_names_out"))
     def get_feature_names_out(self, input_features=None):
-        """Return the wrapped transformer's output feature names.
+        """Output feature names, from the wrapped transformer fit on public rows.
 
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Input feature names, as in scikit-learn.
+            Passed on to the wrapped transformer's ``get_feature_names_out``; ``None``
+            uses the names it saw in ``fit`` (a DataFrame's columns) or ``x0, x1, ...``.
 
         Returns
         -------
-        feature_names_out : ndarray of str
-            The output feature names.
+        feature_names_out : ndarray of str objects
+            The transformed feature names.
         """
         check_is_fitted(self)
         return self.transformer_.get_feature_names_out(input_features)
 
+    def set_output(self, *, transform=None):
+        """Set the output container of ``transform`` and ``fit_transform``.
+
+        The setting is passed on to the wrapped transformer (as ``Pipeline`` does for its
+        steps), so a ``ColumnTransformer`` inside keeps its columns' dtypes.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, default=None
+            ``"pandas"`` returns a DataFrame indexed like the input, with the wrapped
+            transformer's feature names; ``None`` leaves the configuration unchanged.
+
+        Returns
+        -------
+        self : PublicFitTransformer
+            This transformer.
+        """
+        super().set_output(transform=transform)
+        if transform is not None:
+            for inner in (self.transformer, getattr(self, "transformer_", None)):
+                if hasattr(inner, "set_output"):
+                    inner.set_output(transform=transform)
+        return self
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner = self.transformer.__sklearn_tags__()
-        tags.input_tags.allow_nan = inner.input_tags.allow_nan
+        # What the input may be is the wrapped transformer's business: it sees the input
+        # in its own container.
+        for name in ("allow_nan", "sparse", "categorical", "string"):
+            setattr(tags.input_tags, name, getattr(inner.input_tags, name))
+        tags.target_tags.required = inner.target_tags.required
         return tags

@@ -3,6 +3,7 @@
 import io
 
 import numpy as np
+import pytest
 
 from skhybrid.__main__ import budget, demo, main
 from skhybrid.accounting import PrivacyAccountant
@@ -60,3 +61,24 @@ def test_budget_refuses_a_missing_ledger_and_shows_the_stored_budget(tmp_path, c
     PrivacyAccountant(epsilon=3.0, delta=1e-6, ledger=path)
     assert main(["budget", str(path)]) == 0
     assert "central (epsilon=3, delta=1e-06)" in capsys.readouterr().out
+
+
+def test_unknown_experiment_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "ppm-halfspace"])  # mistyped
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m skhybrid reproduce")
+    assert "unknown experiment 'ppm-halfspace'" in err and "ppm-halfspaces" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["reproduce"], ["budget"]])
+def test_help_is_plain_text(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: python -m skhybrid")
+    for markup in ("``", ":func:", ":class:", ":mod:", ":ref:", ".. "):
+        assert markup not in text
