@@ -1,7 +1,8 @@
 """Run every benchmark in ``benchmarks/`` in a quick mode and print one table.
 
 Each ``bench_*.py`` runs in its own process (BLAS pinned to one thread through the
-environment, the repository root first on ``PYTHONPATH``) with the small sizes listed in
+environment, except in ``bench_threads.py``, which compares thread settings itself; the
+repository root first on ``PYTHONPATH``) with the small sizes listed in
 :data:`QUICK` (``--quick`` where the script has it), under a per-script ``--timeout``.
 Its own table is parsed into rows of
 
@@ -117,10 +118,15 @@ QUICK = {
 }
 
 
+#: Scripts that compare BLAS thread settings themselves: their environment is left alone.
+OWN_THREADS = {"bench_threads.py"}
+
+
 def run(script, args, timeout, log_dir):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+    env = dict(os.environ, PYTHONWARNINGS="ignore",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    if script not in OWN_THREADS:
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     start = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, str(HERE / script), *args], cwd=ROOT, env=env,
