@@ -25,7 +25,8 @@ accountant) as the peer where it does the same job:
 BLAS is pinned to one thread (environment variables set before numpy is imported, and
 threadpoolctl). Timings on a shared machine are noisy: compare ratios, not seconds.
 
-    python benchmarks/bench_accountant.py [--repeats 5] [--spends 1000]
+    python benchmarks/bench_accountant.py [--repeats 5] [--spends 1000] [--sections 3]
+    python benchmarks/bench_accountant.py --quick      # sections 1-3, 3 repeats
 """
 
 import os
@@ -56,10 +57,11 @@ except ImportError:  # the peer is optional
 def clear_caches():
     """Empty every calibration/composition cache (a "cold" first fit)."""
     for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _rdp._rdp_one,
-               _composition._log_binom,
+               getattr(_rdp, "_coarse_rdp_all", None), _composition._log_binom,
                _composition._calibrate_pure_cached, _composition._optimal_homogeneous_epsilon,
                _privacy.str_curator_guarantee, _privacy._composed_epsilon):
-        fn.cache_clear()
+        if fn is not None:
+            fn.cache_clear()
 
 
 @contextlib.contextmanager
@@ -150,7 +152,7 @@ def sgd_share(cold):
 
     X, y = make_classification(2000, 10, random_state=0)
     X /= np.linalg.norm(X, axis=1).max()
-    clf = NoisySGDClassifier(random_state=0)
+    clf = NoisySGDClassifier(classes=[0, 1], random_state=0)
     if cold:
         clear_caches()
     else:
@@ -218,7 +220,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--spends", type=int, default=1000)
+    ap.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4],
+                    help="which measurements to run (1-4)")
+    ap.add_argument("--quick", action="store_true",
+                    help="3 repeats, 200 spends, no STR section (for run_all.py)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.repeats, args.spends = min(args.repeats, 3), min(args.spends, 200)
+        args.sections = [s for s in args.sections if s != 4]
+    sec = set(args.sections)
     peer = dp_accounting is not None
     if not peer:
         print("dp-accounting not installed (pip install dp-accounting): peer columns skipped")
@@ -230,55 +240,65 @@ def main(argv=None):
     with threadpool_limits(1):
         for r in range(args.repeats):
             jobs = ["sk", "peer"] if peer else ["sk"]
-            for who in (jobs if r % 2 == 0 else jobs[::-1]):
-                costs = spends_skhybrid(args.spends) if who == "sk" else spends_peer(args.spends)
-                key = "sk" if who == "sk" else "pe"
-                res[key + "10"].append(window(costs, 9))
-                res[key + "last"].append(window(costs, len(costs) - 5))
-                res[key + "tot"].append(sum(costs))
-                res[key + "count"].append(count_skhybrid() if who == "sk" else count_peer())
+            for who in (jobs if r % 2 == 0 else jobs[::-1]) if sec & {1, 2} else ():
+                if 1 in sec:
+                    costs = (spends_skhybrid(args.spends) if who == "sk"
+                             else spends_peer(args.spends))
+                    key = "sk" if who == "sk" else "pe"
+                    res[key + "10"].append(window(costs, 9))
+                    res[key + "last"].append(window(costs, len(costs) - 5))
+                    res[key + "tot"].append(sum(costs))
+                if 2 in sec:
+                    res[("sk" if who == "sk" else "pe") + "count"].append(
+                        count_skhybrid() if who == "sk" else count_peer())
             for cold in ((True, False) if r % 2 == 0 else (False, True)):
-                c, t = sgd_share(cold)
-                res["sgd_cold" if cold else "sgd_warm"].append((c, t))
-                c, t = str_share(cold)
-                res["str_cold" if cold else "str_warm"].append((c, t))
-            if r < 2:  # the old bisection is slow: two runs suffice
+                if 3 in sec:
+                    c, t = sgd_share(cold)
+                    res["sgd_cold" if cold else "sgd_warm"].append((c, t))
+                if 4 in sec:
+                    c, t = str_share(cold)
+                    res["str_cold" if cold else "str_warm"].append((c, t))
+            if 3 in sec and r < 2:  # the old bisection is slow: two runs suffice
                 res["sgd_old"].append(sgd_old_calibration())
-            if peer:
+            if 3 in sec and peer:
                 res["sgd_peer"].append(sgd_peer_calibration())
 
     med = statistics.median
-    print(f"1. {args.spends} sequential spends       10th (ms)  last (ms)  last/10th  total (s)")
-    print(f"   skhybrid PrivacyAccountant     {med(res['sk10']) * 1e3:9.3f} "
-          f"{med(res['sklast']) * 1e3:10.3f} {med(res['sklast']) / med(res['sk10']):10.2f} "
-          f"{med(res['sktot']):10.3f}")
-    if peer:
-        print(f"   dp-accounting RdpAccountant    {med(res['pe10']) * 1e3:9.3f} "
-              f"{med(res['pelast']) * 1e3:10.3f} {med(res['pelast']) / med(res['pe10']):10.2f} "
-              f"{med(res['petot']):10.3f}")
-        print(f"   ratio skhybrid/peer (total): {med(res['sktot']) / med(res['petot']):.2f}")
-    print("\n2. count=10**6 event (Laplace + Gaussian), seconds")
-    print(f"   skhybrid compose_events (all views): {med(res['skcount']):.4f}")
-    if peer:
-        print(f"   dp-accounting RdpAccountant:         {med(res['pecount']):.4f}"
-              f"   ratio {med(res['skcount']) / med(res['pecount']):.2f}")
-    print("\n3. NoisySGDClassifier fit (2,000 rows, n_steps=2000): calibration share")
-    for key, label in (("sgd_cold", "cold (first fit)"), ("sgd_warm", "warm (same params)")):
-        c = med([x[0] for x in res[key]])
-        t = med([x[1] for x in res[key]])
-        print(f"   {label:<20} calibration {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
-              f"({100 * c / t:5.1f} %)")
-    print(f"   old all-order bisection alone: {med(res['sgd_old']) * 1e3:8.1f} ms")
-    if peer:
-        print(f"   dp-accounting calibrate_dp_mechanism (Poisson-subsampled Gaussian): "
-              f"{med(res['sgd_peer']) * 1e3:8.1f} ms")
-    print("\n4. private SubsampleTestReweigh fit (100k curator, 40k local): composition share")
-    for key, label in (("str_cold", "cold (first fit)"), ("str_warm", "warm (same params)")):
-        c = med([x[0] for x in res[key]])
-        t = med([x[1] for x in res[key]])
-        print(f"   {label:<20} composition {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
-              f"({100 * c / t:5.1f} %)")
-
+    if 1 in sec:
+        print(f"1. {args.spends} sequential spends       10th (ms)  last (ms)  last/10th  "
+              "total (s)")
+        print(f"   skhybrid PrivacyAccountant     {med(res['sk10']) * 1e3:9.3f} "
+              f"{med(res['sklast']) * 1e3:10.3f} {med(res['sklast']) / med(res['sk10']):10.2f} "
+              f"{med(res['sktot']):10.3f}")
+        if peer:
+            print(f"   dp-accounting RdpAccountant    {med(res['pe10']) * 1e3:9.3f} "
+                  f"{med(res['pelast']) * 1e3:10.3f} "
+                  f"{med(res['pelast']) / med(res['pe10']):10.2f} {med(res['petot']):10.3f}")
+            print(f"   ratio skhybrid/peer (total): {med(res['sktot']) / med(res['petot']):.2f}")
+    if 2 in sec:
+        print("\n2. count=10**6 event (Laplace + Gaussian), seconds")
+        print(f"   skhybrid compose_events (all views): {med(res['skcount']):.4f}")
+        if peer:
+            print(f"   dp-accounting RdpAccountant:         {med(res['pecount']):.4f}"
+                  f"   ratio {med(res['skcount']) / med(res['pecount']):.2f}")
+    if 3 in sec:
+        print("\n3. NoisySGDClassifier fit (2,000 rows, n_steps=2000): calibration share")
+        for key, label in (("sgd_cold", "cold (first fit)"), ("sgd_warm", "warm (same params)")):
+            c = med([x[0] for x in res[key]])
+            t = med([x[1] for x in res[key]])
+            print(f"   {label:<20} calibration {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
+                  f"({100 * c / t:5.1f} %)")
+        print(f"   old all-order bisection alone: {med(res['sgd_old']) * 1e3:8.1f} ms")
+        if peer:
+            print(f"   dp-accounting calibrate_dp_mechanism (Poisson-subsampled Gaussian): "
+                  f"{med(res['sgd_peer']) * 1e3:8.1f} ms")
+    if 4 in sec:
+        print("\n4. private SubsampleTestReweigh fit (100k curator, 40k local): composition share")
+        for key, label in (("str_cold", "cold (first fit)"), ("str_warm", "warm (same params)")):
+            c = med([x[0] for x in res[key]])
+            t = med([x[1] for x in res[key]])
+            print(f"   {label:<20} composition {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
+                  f"({100 * c / t:5.1f} %)")
 
 if __name__ == "__main__":
     main()

@@ -31,6 +31,11 @@ from sklearn.svm import LinearSVC
 from threadpoolctl import threadpool_limits
 
 from skhybrid.transfer import HardMarginLinearSVC, SubsampleTestReweigh
+from skhybrid.transfer._sample_complexity import (
+    chi2_plus_one_gaussian_scale,
+    str_max_iterations,
+    str_subsample_size_app_c,
+)
 
 
 def app_c_data(n_c, n_l, d, k=10, sigma=0.02, alpha=0.01, seed=0):
@@ -66,7 +71,11 @@ def main(argv=None):
 
 def _run(args):
     X, y, mask = app_c_data(args.n, 5000, args.d, alpha=args.alpha)
-    m1 = args.m1 or int((args.d + math.log(0.05 / args.rounds)) / args.alpha)  # KS App. C
+    # KS App. C: (d + ln(0.05/T))/alpha with Algorithm 1's T = 32 log2(8(chi2 + 1)/alpha)
+    # / alpha^2 (the union bound's T, not the number of rounds run here).
+    t_alg1 = str_max_iterations(args.alpha, chi2_plus_one_gaussian_scale(1.0, 0.02, 10) - 1,
+                                constant=32)
+    m1 = args.m1 or min(args.n, str_subsample_size_app_c(args.d, args.alpha, t_alg1))
     kw = dict(epsilon=np.inf, alpha=args.alpha, max_iter=args.rounds, subsample_size=m1,
               tau=0.0, random_state=0)
     runs = {}

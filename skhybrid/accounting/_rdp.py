@@ -352,9 +352,18 @@ def _conversion(a, delta):
     return np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
 
 
+@lru_cache(maxsize=256)
+def _coarse_rdp_all(eta, mu, orders):
+    """:func:`_coarse_rdp` at every order, cached: the accounting's screening at the
+    calibrated μ is also the calibration's last check (computed once)."""
+    out = _coarse_rdp(np.array(orders), eta, mu)
+    out.flags.writeable = False
+    return out
+
+
 def _candidates(a, eta, mu, steps, delta):
     """Indices of the orders whose ε may be the minimum (by the screening quadrature)."""
-    rdp = steps * _coarse_rdp(a, eta, mu)
+    rdp = steps * _coarse_rdp_all(eta, mu, tuple(float(x) for x in a))
     eps = rdp + _conversion(a, delta)
     margin = _COARSE_RTOL * rdp
     return np.flatnonzero(eps - margin <= np.min(eps + margin))
@@ -382,11 +391,13 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     The threshold μ* at which :func:`subsampled_gaussian_epsilon` (increasing in μ)
     reaches ε, to relative precision ~1e-10, on the feasible side: the returned μ is
     checked to satisfy ``subsampled_gaussian_epsilon(eta, mu, steps, delta) <= epsilon``
-    at full precision. A root of the screening quadrature (see
-    :func:`subsampled_gaussian_epsilon`) locates μ* and the orders that can attain the
-    minimum there; each such order's exact threshold is then found by the secant method
-    on the full-precision integral (a few evaluations), and μ* is the largest. Results are
-    cached per argument tuple.
+    at full precision, with that ε no more than 2e-10·ε below the target. A root of the
+    screening quadrature (see :func:`subsampled_gaussian_epsilon`) locates μ* and the
+    orders that can attain the minimum there; each such order's threshold is refined on
+    a 1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
+    integral to ~1e-10), and the full-precision integral is evaluated once at the best
+    (a Newton step, then the secant method on it, when that is not yet within
+    tolerance). Results are cached per argument tuple.
 
     Returns
     -------
@@ -406,6 +417,23 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
 
 
 _MU_LO, _MU_HI = 1e-6, 1e3
+
+#: Precision of the calibrated μ: the full-precision ε at the returned μ lies in
+#: [(1 − _EPS_RTOL)·ε, ε] (μ within ~1e-10 of the threshold in ln μ).
+_EPS_RTOL = 2e-10
+
+#: Points of the steering quadrature: Simpson's rule with one Richardson step
+#: ((16·S_h − S_2h)/15). Over η in [1e-5, 1], μ in [0.05, 2], α ≤ 128 its ln B_α agrees
+#: with the 8001-point integral of :func:`_rdp_one` to 1e-10 (measured 9e-11), so its
+#: threshold is within ~1e-10 of the exact one; it only steers, it never accounts.
+_FINE_GRID = 1025
+_SIMPSON_FINE = np.ones(_FINE_GRID)
+_SIMPSON_FINE[1:-1:2] = 4.0
+_SIMPSON_FINE[2:-1:2] = 2.0
+_SIMPSON_HALF = np.ones((_FINE_GRID + 1) // 2)
+_SIMPSON_HALF[1:-1:2] = 4.0
+_SIMPSON_HALF[2:-1:2] = 2.0
+_UNIT_FINE = np.linspace(0.0, 1.0, _FINE_GRID)
 
 
 def _infeasible(epsilon, delta, eta, steps):
@@ -436,10 +464,6 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             return bool(np.any(eps + err < epsilon)) or ok(m)
         return bool(np.all(eps - err > epsilon)) or not ok(m)
 
-    if not clearly(_MU_HI, feasible=False):
-        return np.inf
-    if not clearly(_MU_LO, feasible=True):
-        raise _infeasible(epsilon, delta, eta, steps)
     window = [0, len(a)]  # the orders screened: around the last minimiser
     seen = {}
 
@@ -447,7 +471,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         # Screening only: a window of orders around the last minimiser, widened to all
         # orders whenever the minimiser sits on its edge.
         if t in seen:
-            return seen[t]
+            return seen[t][0]
         lo, hi = window
         eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t)) + conv[lo:hi]
         j = int(np.argmin(eps))
@@ -456,21 +480,94 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             eps = steps * _coarse_rdp(a, eta, math.exp(t)) + conv
             j = int(np.argmin(eps))
         window[:] = [max(0, lo + j - 3), min(len(a), lo + j + 4)]
-        seen[t] = float(eps[j]) - epsilon
-        return seen[t]
+        seen[t] = (float(eps[j]) - epsilon, lo, eps)
+        return seen[t][0]
 
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
-    # Bracket the screening root from μ = 1 outwards (a factor e^1.5 per step), then Brent
-    # to ~1e-5 (the secant below does the rest on the exact integral).
-    left, right = (0.0, 1.5) if coarse_gap(0.0) <= 0 else (-1.5, 0.0)
+    # Bracket the screening root from μ = 1 outwards, the step in ln μ starting at 0.25
+    # and growing by half each time (the gap has a cliff near the root: a tight bracket
+    # saves Brent's bisection steps). The ends of the μ range are decided by the
+    # all-order screening and, near ε, the full-precision check, when the bracket gets
+    # near them.
+    step = 0.25
+    left, right = (0.0, step) if coarse_gap(0.0) <= 0 else (-step, 0.0)
     while coarse_gap(right) <= 0 and right < t_hi:
-        left, right = right, min(right + 1.5, t_hi)
+        step *= 1.5
+        left, right = right, min(right + step, t_hi)
     while coarse_gap(left) > 0 and left > t_lo:
-        left, right = max(left - 1.5, t_lo), left
+        step *= 1.5
+        left, right = max(left - step, t_lo), left
+    if right >= t_hi - 1.5 and not clearly(_MU_HI, feasible=False):
+        return np.inf
+    if left <= t_lo + 1.5 and not clearly(_MU_LO, feasible=True):
+        raise _infeasible(epsilon, delta, eta, steps)
     if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: plain bisection
         return _calibrate_bisection(epsilon, delta, eta, steps, orders)
-    t_hat = brentq(coarse_gap, left, right, xtol=1e-5)
+    # Brent to 1e-4: the steering secant (or the exact one) does the rest.
+    t_hat = brentq(coarse_gap, left, right, xtol=1e-4)
     slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
+    mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], slope,
+                            orders)
+    if mu is None:  # the steering declined: the exact secant at every screened candidate
+        mu = _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, orders)
+    if mu is None:
+        return _calibrate_bisection(epsilon, delta, eta, steps, orders)
+    return mu
+
+
+def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope, orders):
+    """μ* from the screening root ``t_hat``, with one full-precision integral in the
+    common case; None when unsure (the caller then runs :func:`_screened_threshold`).
+
+    1. The candidates are the orders of the screening window at ``t_hat`` whose ε may be
+       the minimum (within the screening's error bound); a candidate on the window's edge
+       declines (the window may have cut a near-tie).
+    2. For each candidate, the secant method on the steering quadrature
+       (:func:`_steer_rdp`) finds its threshold to ~1e-12 in ln μ; μ* is the largest
+       (candidates within 1e-8 of it are all computed exactly).
+    3. The full-precision ε at that threshold minus 1e-10 is accepted if it lies within
+       ``_EPS_RTOL`` below ε; else one Newton step, then the exact secant.
+    4. The returned μ is checked with :func:`subsampled_gaussian_epsilon` itself: its ε
+       must lie in [(1 − ``_EPS_RTOL``)ε, ε] (so μ is the threshold, not merely some
+       feasible value: ε(μ) is increasing in μ), and no order's screening bound may fall
+       below it (the accounting's screening missed no order).
+    """
+    _, lo, eps = screen
+    rdp = eps - conv[lo:lo + len(eps)]
+    margin = _COARSE_RTOL * rdp
+    cand = lo + np.flatnonzero(eps - margin <= np.min(eps + margin))
+    if (cand[0] == lo and lo > 0) or (cand[-1] == lo + len(eps) - 1 and cand[-1] < len(a) - 1):
+        return None
+    t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
+    found = []
+    for j in cand:
+        r = _steer_threshold(a[j], conv[j], eta, steps, epsilon, t_hat, slope)
+        if r is None:
+            return None
+        found.append((r[0], r[1], int(j)))
+    found.sort(reverse=True)
+    best = -math.inf
+    for t_s, slope_s, j in found:
+        if t_s < found[0][0] - 1e-8:
+            break
+        t = _exact_threshold(a[j], eta, steps, delta, epsilon, t_s, slope_s, t_lo, t_hi)
+        if t is None:
+            return None
+        best = max(best, t)
+    mu = math.exp(best)
+    eps_acc = subsampled_gaussian_epsilon(eta, mu, steps, delta, orders)[0]
+    if not (epsilon * (1.0 - _EPS_RTOL) - 1e-15 <= eps_acc <= epsilon):
+        return None
+    rdp = steps * _coarse_rdp_all(eta, mu, orders)
+    if np.any(rdp + conv + _COARSE_RTOL * rdp < eps_acc):
+        return None
+    return mu
+
+
+def _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, orders):
+    """μ* by the exact secant at every order the all-order screening names at ``t_hat``
+    (the path before the steering quadrature), or None."""
+    t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
     best = -math.inf
     for j in _candidates(a, eta, math.exp(t_hat), steps, delta):
         t = _order_threshold(a[j], eta, steps, delta, epsilon, t_hat, t_lo, t_hi, slope)
@@ -479,11 +576,75 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     mu = math.exp(best) if best > -math.inf else None
     # Fail safe (cannot happen when the screening holds): μ must be feasible at full
     # precision, and the screening must find every order infeasible 5 % above it (μ is
-    # the threshold, not just some feasible value). Otherwise: the plain bisection.
-    if mu is None or not ok(mu) or _screened_feasible(a, conv, eta, mu * math.exp(0.05),
-                                                      steps, epsilon):
-        return _calibrate_bisection(epsilon, delta, eta, steps, orders)
+    # the threshold, not just some feasible value).
+    if (mu is None or subsampled_gaussian_epsilon(eta, mu, steps, delta, orders)[0] > epsilon
+            or _screened_feasible(a, conv, eta, mu * math.exp(0.05), steps, epsilon)):
+        return None
     return mu
+
+
+def _steer_rdp(al, eta, mu):
+    """:func:`_rdp_one` by the steering quadrature (1025 points, Richardson), or nan."""
+    log_1m_eta = math.log1p(-eta) if eta < 1.0 else -np.inf
+    s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
+    s = s_max * _UNIT_FINE
+    log_u = np.logaddexp(log_1m_eta, math.log(eta) + s)
+    log_w = np.logaddexp((al - 2.0) * log_u, (-al - 1.0) * log_u)
+    log_f = log_w + _log_gauss_curve(mu, s) + s
+    top = np.max(log_f)
+    f = np.exp(log_f - top)
+    h = s_max / (_FINE_GRID - 1)
+    fine = (f @ _SIMPSON_FINE) * h / 3.0
+    half = (f[::2] @ _SIMPSON_HALF) * 2.0 * h / 3.0
+    integral = (16.0 * fine - half) / 15.0
+    if not integral > 0:
+        return math.nan
+    log_b = math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral)
+    return float(np.logaddexp(0.0, log_b) / (al - 1.0))
+
+
+def _steer_threshold(al, conv, eta, steps, epsilon, t0, slope, max_iter=12):
+    """(ln μ, dε/d ln μ) where the steering quadrature's ε at order ``al`` crosses
+    ``epsilon`` (to ~1e-12), by the secant method from ``t0``; None if it fails."""
+    def g(t):
+        return steps * _steer_rdp(al, eta, math.exp(t)) + conv - epsilon
+
+    x0, g0 = t0, g(t0)
+    if not math.isfinite(g0) or not slope > 0:
+        return None
+    x1 = x0 - max(-0.5, min(0.5, g0 / slope))
+    for _ in range(max_iter):
+        g1 = g(x1)
+        if not math.isfinite(g1):
+            return None
+        if g1 != g0:
+            slope = (g1 - g0) / (x1 - x0)
+        if abs(x1 - x0) < 1e-12 or g1 == 0.0:
+            return x1, slope
+        if not slope > 0:
+            return None
+        x0, g0, x1 = x1, g1, x1 - max(-0.5, min(0.5, g1 / slope))
+        if abs(g1 / slope) < 1e-12:  # the next step is below the target precision
+            return x1, slope
+    return None
+
+
+def _exact_threshold(al, eta, steps, delta, epsilon, t_s, slope, t_lo, t_hi):
+    """Largest ln μ with the exact ε at order ``al`` in [(1 − _EPS_RTOL)ε, ε], started
+    just below the steering root ``t_s``: usually one exact integral."""
+    def h(t):
+        return _exact_eps(al, eta, math.exp(t), steps, delta) - epsilon
+
+    tol = _EPS_RTOL * epsilon
+    x = t_s - 1e-10
+    hx = h(x)
+    if -tol <= hx <= 0.0:
+        return x
+    x = x - hx / slope - 1e-11  # one Newton step, aimed just inside
+    hx = h(x)
+    if -tol <= hx <= 0.0:
+        return x
+    return _order_threshold(al, eta, steps, delta, epsilon, x, t_lo, t_hi, slope)
 
 
 def _screened_feasible(a, conv, eta, mu, steps, epsilon):

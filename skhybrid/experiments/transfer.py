@@ -29,6 +29,7 @@ from ..mechanisms import RandomizedResponse
 from ..transfer import HardMarginLinearSVC, SubsampleTestReweigh
 from ..transfer._sample_complexity import (
     chi2_plus_one_gaussian_scale,
+    str_max_iterations,
     str_subsample_size_app_c,
 )
 
@@ -184,7 +185,13 @@ def str_gaussian(out_dir, quick=False, seed=0):
         # The paper's headline size (n ≥ 90,000: err_T ≤ 2α, T ≈ 1200–1300). An STR round
         # is one exact hard-margin fit on a 48,022 × 500 subsample: ≈1.2 s on 2 cores.
         d, k, ns, reps, T, n_l = 500, 10, [90000], 2, 3000, 20000
-    m1 = lambda n: min(n, str_subsample_size_app_c(d, alpha, T))  # noqa: E731
+    # App. C's subsample size (d + ln(0.05/T))/α takes T from Algorithm 1, which draws
+    # m(α, β/T) examples per round for a union bound over its T = 32·log₂(8(χ² + 1)/α)/α²
+    # rounds (≈ 1.95e7 here: m₁ = 48,022 at d = 500), not from the cap ``T`` on the rounds
+    # this reproduction runs (3,000 would give 48,900).
+    t_alg1 = str_max_iterations(alpha, chi2_plus_one_gaussian_scale(1.0, 0.02, k) - 1.0,
+                                constant=32)
+    m1 = lambda n: min(n, str_subsample_size_app_c(d, alpha, t_alg1))  # noqa: E731
 
     def data(n, r):
         return gaussian_shift(n, n_l, 20000, d=d, k=k, sigma=0.02, alpha=alpha, rng=r)

@@ -173,3 +173,23 @@ def test_a_wrong_screening_falls_back_to_the_bisection(monkeypatch):
         _rdp._calibrate_cached.cache_clear()
         _rdp._epsilon_cached.cache_clear()
     assert got == _rdp._calibrate_bisection(1.0, 1e-6, 1 / 1500, 1500)
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.01, 0.5, np.nan])
+def test_a_wrong_steering_quadrature_cannot_change_the_result(monkeypatch, factor):
+    # The steering quadrature only chooses where the full-precision integral is evaluated:
+    # scaled by 1 % or by half (or nan), the calibration still returns the threshold of
+    # the full-precision accounting, on its feasible side.
+    from skhybrid.accounting import _rdp
+
+    real = _rdp._steer_rdp
+    monkeypatch.setattr(_rdp, "_steer_rdp", lambda al, eta, mu: factor * real(al, eta, mu))
+    args = (1.0, 1e-6, 1 / 1500, 1500)
+    _rdp._calibrate_cached.cache_clear()
+    try:
+        got = _rdp.calibrate_subsampled_gaussian_mu(*args)
+    finally:
+        _rdp._calibrate_cached.cache_clear()
+    eps = _rdp._subsampled_gaussian_epsilon_full(1 / 1500, got, 1500, 1e-6)[0]
+    assert 1.0 - 2e-10 <= eps <= 1.0
+    assert _rdp._calibrate_bisection(*args) <= got <= _rdp._calibrate_bisection(*args) * math.exp(1e-6)

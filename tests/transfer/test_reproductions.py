@@ -33,3 +33,23 @@ def test_str_ellipse_quick_str_beats_source_only(tmp_path):
     rows = str_ellipse(str(tmp_path), quick=True, seed=0)
     assert _mean(rows, "App.D", "STR") < _mean(rows, "App.D", "source-only")
     assert (tmp_path / "str_ellipse.png").exists()
+
+
+def test_str_gaussian_paper_size_draws_the_papers_subsample(monkeypatch, tmp_path):
+    # KS App. C: m1 = (d + ln(0.05/T))/alpha with Algorithm 1's T = 32 log2(8(chi2+1)/alpha)
+    # / alpha^2 (about 1.95e7), i.e. 48,022 draws at d = 500 -- not T = 3,000, the cap on
+    # the rounds the reproduction runs (48,900).
+    from skhybrid.experiments import transfer
+
+    seen = {}
+
+    def fake_run(setting, ns, reps, data, base, str_kw, rng):
+        seen[setting] = {n: str_kw(n) for n in ns}
+        return [], []
+
+    monkeypatch.setattr(transfer, "_run_setting", fake_run)
+    monkeypatch.setattr(transfer, "_plots", lambda *a: None)
+    monkeypatch.setattr(transfer, "_print_table", lambda *a: None)
+    transfer.str_gaussian(str(tmp_path), quick=False)
+    kw = seen["App.C d=500"][90000]
+    assert kw["subsample_size"] == 48_022 and kw["max_iter"] == 3000
