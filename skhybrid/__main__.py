@@ -229,9 +229,10 @@ def demo(seed=0, out=sys.stdout):
 
 
 def budget(ledger, out=None):
-    """Print the report of a SQLite ledger written by ``PrivacyAccountant(ledger=...)``.
+    """Print the report of a ledger written by ``PrivacyAccountant(ledger=...)``: a SQLite
+    path or a ``postgresql://`` URL.
 
-    Raises ``ValueError`` for a path with no ledger (nothing is created).
+    Raises ``ValueError`` for a path or URL with no ledger (nothing is created).
     """
     from .accounting import PrivacyAccountant
 
@@ -248,8 +249,8 @@ def main(argv=None):
     p_rep.add_argument("--out", default="figures", help="folder for figures (default: figures)")
     p_rep.add_argument("--quick", action="store_true", help="a reduced run (as the slow tests)")
     p_rep.add_argument("--seed", type=int, default=0)
-    p_budget = sub.add_parser("budget", help="report of a SQLite privacy ledger")
-    p_budget.add_argument("ledger", help="path of the ledger file")
+    p_budget = sub.add_parser("budget", help="report of a privacy ledger")
+    p_budget.add_argument("ledger", help="path of a SQLite ledger file, or a postgresql:// URL")
     args = parser.parse_args(argv)
     if args.command == "demo":
         demo(seed=args.seed)
@@ -261,9 +262,11 @@ def main(argv=None):
         else:
             experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
     elif args.command == "budget":
+        from .accounting import LedgerUnavailableError
+
         try:
             budget(args.ledger)
-        except ValueError as exc:
+        except (ValueError, LedgerUnavailableError) as exc:
             print(f"python -m skhybrid budget: {exc}", file=sys.stderr)
             return 1
     return 0

@@ -1,4 +1,5 @@
-"""Where an accountant keeps its events: in memory, or in a SQLite file shared by processes.
+"""Where an accountant keeps its events: in memory, in a SQLite file shared by the processes
+of one host, or in a PostgreSQL database shared by every host (``_postgres.py``).
 
 The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses):
 
@@ -28,13 +29,23 @@ from contextlib import contextmanager
 
 from ._events import PrivacyEvent
 
-__all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "make_ledger"]
+__all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "LedgerUnavailableError",
+           "make_ledger"]
 
 
 class DetachedLedgerError(RuntimeError):
     """An in-memory ledger was copied into another process (pickled, or carried by a
     ``fork``): charges made there would never reach the original accountant, so it
     refuses to record them."""
+
+
+class LedgerUnavailableError(RuntimeError):
+    """A database ledger could not be reached, or lost its connection during a charge.
+
+    Raised out of :meth:`~skhybrid.accounting.PrivacyAccountant.spend` before the fit
+    runs: no noise is drawn without a committed charge. The message says whether the
+    charge may nevertheless have been recorded (a connection lost at ``COMMIT``).
+    """
 
 
 class MemoryLedger:
@@ -234,14 +245,23 @@ class SQLiteLedger:
 
 
 def make_ledger(ledger):
-    """Build a ledger from the accountant's ``ledger`` parameter."""
+    """Build a ledger from the accountant's ``ledger`` parameter.
+
+    ``None`` or ``"memory"``: in memory; a ``postgresql://`` or ``postgres://`` URL: a
+    :class:`~skhybrid.accounting._postgres.PostgreSQLLedger`; any other string or path: a
+    SQLite file; a ledger object is used as it is.
+    """
+    from ._postgres import PostgreSQLLedger, is_postgres_url
+
     if ledger is None or ledger == "memory":
         return MemoryLedger()
-    if isinstance(ledger, (MemoryLedger, SQLiteLedger)):
+    if isinstance(ledger, (MemoryLedger, SQLiteLedger, PostgreSQLLedger)):
         return ledger
+    if is_postgres_url(ledger):
+        return PostgreSQLLedger(ledger)
     if isinstance(ledger, (str, os.PathLike)):
         return SQLiteLedger(ledger)
     raise ValueError(
-        f"ledger must be None (in memory), a path to a SQLite file, or a ledger object; "
-        f"got {ledger!r}."
+        f"ledger must be None (in memory), a path to a SQLite file, a postgresql:// URL, "
+        f"or a ledger object; got {ledger!r}."
     )
