@@ -173,6 +173,10 @@ class SQLiteLedger:
 
     @contextmanager
     def transaction(self):
+        if not os.path.exists(self.path):
+            # A copy unpickled on another host (or after the file was deleted): connecting
+            # would create an empty file there.
+            raise RuntimeError(self._not_this_ledger())
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -192,14 +196,21 @@ class SQLiteLedger:
 
     def _check_identity(self, con):
         """A worker that reopens the path must find the same ledger (not a new file)."""
-        row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: not a ledger file
+            row = None
         if self.ledger_id is not None and (row is None or row[0] != self.ledger_id):
-            raise RuntimeError(
-                f"The SQLite ledger at {self.path!r} is not the ledger this accountant was "
-                "created with (another file, or it was replaced); refusing to charge. Every "
-                "process must see the same file: use a path on a shared local disk, or a "
-                "database server for several hosts."
-            )
+            raise RuntimeError(self._not_this_ledger())
+
+    def _not_this_ledger(self):
+        return (
+            f"The SQLite ledger at {self.path!r} is not the ledger this accountant was "
+            "created with (missing on this host, another file, or it was replaced); "
+            "refusing to charge. Every process must see the same file on one host's local "
+            "disk; for workers on several hosts use a PostgreSQL ledger "
+            "(ledger='postgresql://...', see the docs page 'Running on a cluster')."
+        )
 
     def _query(self, sql, args=()):
         con = getattr(self._local, "con", None)
