@@ -152,6 +152,16 @@ def _discard(con):
         pass
 
 
+def _no_rights(where, exc):
+    return LedgerUnavailableError(
+        f"The role in {where} may not create or use the ledger tables ({_reason(exc)}). "
+        "Nothing was charged and nothing computed. Have an administrator create them (the "
+        "SQL is in skhybrid.accounting._postgres.SCHEMA_SQL and on the docs page 'Running on "
+        "a cluster') and grant SELECT, INSERT, UPDATE on skhybrid_ledger and SELECT, INSERT "
+        "on skhybrid_ledger_event to this role."
+    )
+
+
 def _reason(exc):
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
@@ -237,12 +247,7 @@ class PostgreSQLLedger:
             try:
                 return self._open_on(con, create)
             except psycopg.errors.InsufficientPrivilege as exc:
-                raise LedgerUnavailableError(
-                    f"The role in {self._where} may not create or use the ledger tables "
-                    f"({_reason(exc)}). Have an administrator create them (the SQL is in "
-                    "skhybrid.accounting._postgres.SCHEMA_SQL and on the docs page 'Running "
-                    "on a cluster') and grant SELECT, INSERT, UPDATE on both to this role."
-                ) from exc
+                raise _no_rights(self._where, exc) from exc
             except psycopg.OperationalError as exc:
                 _discard(con)
                 if attempt:
@@ -322,6 +327,9 @@ class PostgreSQLLedger:
             except psycopg.errors.UndefinedTable:
                 _discard(con)
                 row = None
+            except psycopg.errors.InsufficientPrivilege as exc:
+                _discard(con)
+                raise _no_rights(self._where, exc) from exc
             except psycopg.OperationalError as exc:
                 _discard(con)
                 if attempt == 0:
@@ -351,6 +359,8 @@ class PostgreSQLLedger:
         if tx is not None:
             try:
                 return tx[0].execute(sql, args).fetchall()
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise _no_rights(self._where, exc) from exc
             except psycopg.OperationalError as exc:
                 raise LedgerUnavailableError(
                     f"Lost the connection to the PostgreSQL ledger {self._where} during a "
@@ -360,6 +370,8 @@ class PostgreSQLLedger:
             con = _checkout(self._dsn, self._where)
             try:
                 return con.execute(sql, args).fetchall()
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise _no_rights(self._where, exc) from exc
             except psycopg.OperationalError as exc:
                 _discard(con)
                 if attempt:
@@ -399,6 +411,8 @@ class PostgreSQLLedger:
                     [(self.name, n + i, body) for i, body in enumerate(bodies)])
             con.execute("UPDATE skhybrid_ledger SET n_events = %s WHERE name = %s",
                         (n + len(bodies), self.name))
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _no_rights(self._where, exc) from exc
         except psycopg.OperationalError as exc:
             raise LedgerUnavailableError(
                 f"Lost the connection to the PostgreSQL ledger {self._where} during a "

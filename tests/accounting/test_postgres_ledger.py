@@ -349,3 +349,36 @@ def test_budget_cli_reads_a_postgres_ledger(pg_url, capsys):
     assert "cli" in out and "spent (epsilon=0.5" in out
     assert main(["budget", pg_url + "_typo"]) == 1
     assert "No ledger named" in capsys.readouterr().err
+
+
+def test_a_role_with_the_documented_grants_can_charge_and_no_more(postgres_server):
+    """The docs' set-up: an administrator creates the tables; the workers' role has
+    SELECT, INSERT, UPDATE on the ledger table and SELECT, INSERT on the events."""
+    from skhybrid.accounting._postgres import SCHEMA_SQL
+
+    import psycopg
+
+    schema = "s_" + os.urandom(4).hex()
+    admin_url = postgres_server.url()
+    with psycopg.connect(admin_url, autocommit=True) as con:
+        con.execute(f"CREATE ROLE {schema} LOGIN")
+        con.execute(f"CREATE SCHEMA {schema}")
+        con.execute(f"SET search_path = {schema}")
+        con.execute(SCHEMA_SQL)
+        con.execute(f"GRANT USAGE ON SCHEMA {schema} TO {schema}")
+        con.execute(f"GRANT SELECT, INSERT, UPDATE ON skhybrid_ledger TO {schema}")
+        con.execute(f"GRANT SELECT, INSERT ON skhybrid_ledger_event TO {schema}")
+    url = (f"postgresql://{schema}@127.0.0.1:{postgres_server.port}/postgres"
+           f"?options=-csearch_path%3D{schema}&ledger=team")
+    acc = PrivacyAccountant(epsilon=1.0, ledger=url)
+    acc.spend([lap(0.4)], source="worker")
+    assert [e.source for e in PrivacyAccountant.from_ledger(url).events] == ["worker"]
+    with psycopg.connect(_parse(url)[0]) as con, pytest.raises(
+            psycopg.errors.InsufficientPrivilege):
+        con.execute("DELETE FROM skhybrid_ledger_event")  # no budget handed back
+    # Without the grants: a clear error, nothing charged.
+    with psycopg.connect(admin_url, autocommit=True) as con:
+        con.execute(f"REVOKE UPDATE ON {schema}.skhybrid_ledger FROM {schema}")
+    with pytest.raises(LedgerUnavailableError, match="may not"):
+        acc.spend([lap(0.4)])
+    assert len(acc.events) == 1
