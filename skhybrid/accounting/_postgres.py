@@ -456,5 +456,7 @@ def _parse(url):
     if "@" in netloc:
         userinfo, host = netloc.rsplit("@", 1)
         netloc = f"{userinfo.split(':', 1)[0]}@{host}"
-    shown = urlunsplit(parts._replace(netloc=netloc, query=urlencode(rest + [("ledger", name)])))
+    public = [(k, v) for k, v in rest if k != "password"]
+    shown = urlunsplit(parts._replace(netloc=netloc,
+                                      query=urlencode(public + [("ledger", name)])))
     return dsn, name, shown
