@@ -221,7 +221,8 @@ _SEARCH = textwrap.dedent(
     """
     import sys
     from sklearn.datasets import make_classification
-        from skhybrid.accounting import PrivacyAccountant
+    from sklearn.model_selection import GridSearchCV
+    from skhybrid.accounting import PrivacyAccountant
     from skhybrid.learners import DPLogisticRegression
     X, y = make_classification(n_samples=90, n_features=4, random_state=0)
     acc = PrivacyAccountant(epsilon=1000.0, ledger=sys.argv[1])
