@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -185,34 +186,54 @@ def test_eight_processes_never_overspend_and_lose_nothing(pg_url, tmp_path):
 
 _HOLD = textwrap.dedent(
     """
-    import sys, time
-    from skhybrid.accounting import PrivacyAccountant
+    import os, signal, sys, time
+    from skhybrid.accounting import LedgerUnavailableError, PrivacyAccountant, _postgres
     from skhybrid.mechanisms import LaplaceMechanism
+    _postgres._IDLE_IN_TRANSACTION_TIMEOUT = "1s"  # 60 s in production
     acc = PrivacyAccountant(epsilon=10.0, ledger=sys.argv[1])
     acc.spend([LaplaceMechanism(0.25).event()], source="committed")
-    with acc._ledger.transaction() as ledger:  # a charge caught half-way by kill -9
-        ledger.read()
-        ledger.append([LaplaceMechanism(0.5).event()])
-        print("inside", flush=True)
-        time.sleep(300)
+    try:
+        with acc._ledger.transaction() as ledger:  # a charge caught half-way
+            ledger.read()
+            ledger.append([LaplaceMechanism(0.5).event()])
+            print("inside", flush=True)
+            if sys.argv[2] == "freeze":
+                os.kill(os.getpid(), signal.SIGSTOP)  # the host freezes ... and wakes up
+            else:
+                time.sleep(300)
+    except LedgerUnavailableError:
+        print("refused", flush=True)
     """
 )
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
-def test_kill_9_mid_transaction_keeps_committed_charges_and_frees_the_ledger(pg_url):
-    proc = subprocess.Popen([sys.executable, "-c", _HOLD, pg_url], stdout=subprocess.PIPE,
-                            text=True, cwd=REPO, env=ENV)
+@pytest.mark.parametrize("how", ["kill -9", "freeze"])
+def test_a_worker_dying_or_freezing_mid_charge_keeps_committed_charges_and_frees_the_ledger(
+        pg_url, how):
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, pg_url, how.split()[0]],
+                            stdout=subprocess.PIPE, text=True, cwd=REPO, env=ENV)
     try:
         assert proc.stdout.readline().strip() == "inside"
         assert _stored(pg_url) == (1, [0])  # the half-made charge is invisible
-        proc.kill()
-        proc.wait(timeout=60)
+        if how == "kill -9":
+            proc.kill()
+            proc.wait(timeout=60)
+        acc = PrivacyAccountant(ledger=pg_url)
+        # The server rolled the dead (or silent) session back and released its lock: this
+        # spend goes through (a generous deadline instead of hanging if it never does).
+        pool = ThreadPoolExecutor(1)
+        try:
+            pool.submit(acc.spend, [lap(1.0)], source="after").result(timeout=90)
+        finally:
+            pool.shutdown(wait=False)  # a stuck spend ends when the child is killed below
+        if how == "freeze":
+            proc.send_signal(signal.SIGCONT)
+            # the woken worker cannot commit its charge: it fails closed
+            assert proc.stdout.readline().strip() == "refused"
+            assert proc.wait(timeout=60) == 0
     finally:
         proc.kill()
-    acc = PrivacyAccountant(ledger=pg_url)
-    # The server rolled the dead session back and released its lock: this spend goes through.
-    acc.spend([lap(1.0)], source="after")
     assert [(e.source, e.epsilon) for e in acc.events] == [("committed", 0.25), ("after", 1.0)]
     assert _stored(pg_url) == (2, [0, 1])
 
