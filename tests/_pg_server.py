@@ -12,6 +12,7 @@ to run as root, so as root the server runs as the ``postgres`` OS user (``runuse
     server.stop()
 """
 
+import atexit
 import glob
 import os
 import pwd
@@ -93,6 +94,8 @@ class PostgresServer:
             os.chown(root, pw.pw_uid, pw.pw_gid)
             user = "postgres"
         server = cls(bindir, root, _free_port(), user)
+        # A run interrupted before its teardown (Ctrl-C, pytest -x) still stops the server.
+        atexit.register(server.stop)
         try:
             server._run("initdb", "-D", server.data, "-A", "trust", "-U", "postgres",
                         "-E", "UTF8", "--locale=C", "--no-sync")
@@ -128,7 +131,9 @@ class PostgresServer:
                 + (f"?{extra}" if extra else ""))
 
     def stop(self, mode="fast"):
-        """Stop the server and delete its directory."""
+        """Stop the server and delete its directory (a second call does nothing)."""
+        if not os.path.isdir(self.root):
+            return
         if os.path.exists(os.path.join(self.data, "postmaster.pid")):
             try:
                 self._run("pg_ctl", "-D", self.data, "-m", mode, "-w", "stop")
