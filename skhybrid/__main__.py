@@ -254,9 +254,10 @@ def demo(seed=0, out=sys.stdout):
 
 
 def budget(ledger, out=None):
-    """Print the report of a SQLite ledger written by ``PrivacyAccountant(ledger=...)``.
+    """Print the report of a ledger written by ``PrivacyAccountant(ledger=...)``: a SQLite
+    path or a ``postgresql://`` URL.
 
-    Raises ``ValueError`` for a path with no ledger (nothing is created).
+    Raises ``ValueError`` for a path or URL with no ledger (nothing is created).
     """
     from .accounting import PrivacyAccountant
 
@@ -296,9 +297,11 @@ def _parser():
     p_rep.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p_budget = sub.add_parser(
         "budget", help="show a privacy ledger's budget and its charges",
-        description="Show the budget stored in a SQLite privacy ledger and every charge "
-                    "recorded in it. A path with no ledger is an error; nothing is created.")
-    p_budget.add_argument("ledger", metavar="LEDGER", help="path of the ledger file")
+        description="Show the budget stored in a privacy ledger (a SQLite file or a PostgreSQL "
+                    "URL) and every charge recorded in it. A ledger that does not exist is an "
+                    "error; nothing is created.")
+    p_budget.add_argument("ledger", metavar="LEDGER",
+                          help="path of a SQLite ledger file, or a postgresql:// URL")
     return parser, p_rep
 
 
@@ -319,9 +322,11 @@ def main(argv=None):
         else:
             experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
     elif args.command == "budget":
+        from .accounting import LedgerUnavailableError
+
         try:
             budget(args.ledger)
-        except ValueError as exc:
+        except (ValueError, LedgerUnavailableError) as exc:
             print(f"python -m skhybrid budget: {exc}", file=sys.stderr)
             return 1
     return 0

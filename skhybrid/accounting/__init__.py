@@ -7,13 +7,14 @@ from ._composition import (
     calibrate_pure_epsilon,
 )
 from ._events import POPULATIONS, PrivacyEvent
-from ._ledger import DetachedLedgerError
+from ._ledger import DetachedLedgerError, LedgerUnavailableError
 
 __all__ = [
     "PrivacyAccountant",
     "PrivacyEvent",
     "BudgetExceededError",
     "DetachedLedgerError",
+    "LedgerUnavailableError",
     "POPULATIONS",
     "compose_events",
     "best_view",

@@ -130,10 +130,14 @@ class PrivacyAccountant:
     ledger : None, str or path-like, default=None
         ``None`` keeps events in memory (one process). A file path keeps them in a SQLite
         ledger, which every process of a joblib search (``n_jobs > 1``) and every thread
-        charges transactionally. The budget is stored in the ledger by the first
-        accountant; another accountant declaring a different budget on the same ledger is
-        refused (``ValueError``). An in-memory accountant copied into a worker process
-        (pickled, or by ``fork``) refuses to spend rather than lose the charge.
+        of one host charges transactionally. A ``postgresql://user@host:port/db`` URL
+        (optionally ``?ledger=<name>``) keeps them in a PostgreSQL database that the
+        workers of a cluster on any host charge transactionally (needs
+        ``pip install "skhybrid[cluster]"``; see the docs page "Running on a cluster").
+        The budget is stored in the ledger by the first accountant; another accountant
+        declaring a different budget on the same ledger is refused (``ValueError``). An
+        in-memory accountant copied into a worker process (pickled, or by ``fork``)
+        refuses to spend rather than lose the charge.
 
     Attributes
     ----------
@@ -226,7 +230,8 @@ class PrivacyAccountant:
 
     @property
     def ledger(self):
-        """Where the events are kept (``"memory"`` or ``"sqlite:<path>"``)."""
+        """Where the events are kept (``"memory"``, ``"sqlite:<path>"`` or the PostgreSQL
+        URL without its password)."""
         return self._ledger.describe()
 
     @property
@@ -436,10 +441,15 @@ class PrivacyAccountant:
         ValueError
             If ``ledger`` does not exist (nothing is created) or holds no budget.
         """
-        if isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
+        from ._postgres import PostgreSQLLedger, is_postgres_url
+
+        if is_postgres_url(ledger):
+            backend = PostgreSQLLedger(ledger, create=False)
+        elif isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
             raise ValueError(f"No ledger at {os.fspath(ledger)!r}: nothing was created. "
                              "Check the path.")
-        backend = make_ledger(ledger)
+        else:
+            backend = make_ledger(ledger)
         if backend.budget() is None:
             raise ValueError(f"The ledger {backend.describe()} holds no budget; it was not "
                              "written by a PrivacyAccountant.")

@@ -1,4 +1,5 @@
-"""Where an accountant keeps its events: in memory, or in a SQLite file shared by processes.
+"""Where an accountant keeps its events: in memory, in a SQLite file shared by the processes
+of one host, or in a PostgreSQL database shared by every host (``_postgres.py``).
 
 The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses):
 
@@ -28,7 +29,8 @@ from contextlib import contextmanager
 
 from ._events import PrivacyEvent
 
-__all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "make_ledger"]
+__all__ = ["MemoryLedger", "SQLiteLedger", "DetachedLedgerError", "LedgerUnavailableError",
+           "make_ledger"]
 
 
 class DetachedLedgerError(RuntimeError):
@@ -37,6 +39,15 @@ class DetachedLedgerError(RuntimeError):
     The copy was pickled, or carried by a ``fork``: charges made there would never reach
     the original accountant. Use a durable ledger (a SQLite path) to charge from worker
     processes.
+    """
+
+
+class LedgerUnavailableError(RuntimeError):
+    """A database ledger could not be reached, or lost its connection during a charge.
+
+    Raised out of :meth:`~skhybrid.accounting.PrivacyAccountant.spend` before the fit
+    runs: no noise is drawn without a committed charge. The message says whether the
+    charge may nevertheless have been recorded (a connection lost at ``COMMIT``).
     """
 
 
@@ -165,6 +176,10 @@ class SQLiteLedger:
 
     @contextmanager
     def transaction(self):
+        if not os.path.exists(self.path):
+            # A copy unpickled on another host (or after the file was deleted): connecting
+            # would create an empty file there.
+            raise RuntimeError(self._not_this_ledger())
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -184,14 +199,21 @@ class SQLiteLedger:
 
     def _check_identity(self, con):
         """A worker that reopens the path must find the same ledger (not a new file)."""
-        row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: not a ledger file
+            row = None
         if self.ledger_id is not None and (row is None or row[0] != self.ledger_id):
-            raise RuntimeError(
-                f"The SQLite ledger at {self.path!r} is not the ledger this accountant was "
-                "created with (another file, or it was replaced); refusing to charge. Every "
-                "process must see the same file: use a path on a shared local disk, or a "
-                "database server for several hosts."
-            )
+            raise RuntimeError(self._not_this_ledger())
+
+    def _not_this_ledger(self):
+        return (
+            f"The SQLite ledger at {self.path!r} is not the ledger this accountant was "
+            "created with (missing on this host, another file, or it was replaced); "
+            "refusing to charge. Every process must see the same file on one host's local "
+            "disk; for workers on several hosts use a PostgreSQL ledger "
+            "(ledger='postgresql://...', see the docs page 'Running on a cluster')."
+        )
 
     def _query(self, sql, args=()):
         con = getattr(self._local, "con", None)
@@ -237,14 +259,23 @@ class SQLiteLedger:
 
 
 def make_ledger(ledger):
-    """Build a ledger from the accountant's ``ledger`` parameter."""
+    """Build a ledger from the accountant's ``ledger`` parameter.
+
+    ``None`` or ``"memory"``: in memory; a ``postgresql://`` or ``postgres://`` URL: a
+    :class:`~skhybrid.accounting._postgres.PostgreSQLLedger`; any other string or path: a
+    SQLite file; a ledger object is used as it is.
+    """
+    from ._postgres import PostgreSQLLedger, is_postgres_url
+
     if ledger is None or ledger == "memory":
         return MemoryLedger()
-    if isinstance(ledger, (MemoryLedger, SQLiteLedger)):
+    if isinstance(ledger, (MemoryLedger, SQLiteLedger, PostgreSQLLedger)):
         return ledger
+    if is_postgres_url(ledger):
+        return PostgreSQLLedger(ledger)
     if isinstance(ledger, (str, os.PathLike)):
         return SQLiteLedger(ledger)
     raise ValueError(
-        f"ledger must be None (in memory), a path to a SQLite file, or a ledger object; "
-        f"got {ledger!r}."
+        f"ledger must be None (in memory), a path to a SQLite file, a postgresql:// URL, "
+        f"or a ledger object; got {ledger!r}."
     )

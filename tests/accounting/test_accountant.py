@@ -364,3 +364,24 @@ def test_a_fixed_seed_meeting_a_finite_budget_warns():
                              accountant=PrivacyAccountant()).fit(X, y)
         DPLogisticRegression(epsilon=0.5, classes=[0, 1],
                              accountant=PrivacyAccountant(epsilon=2.0)).fit(X, y)
+
+
+def test_sqlite_ledger_unpickled_where_its_file_is_missing_refuses_and_creates_nothing(
+        tmp_path):
+    import pickle
+
+    # What a worker on another host sees: the path of a file that is not there.
+    path = tmp_path / "b.sqlite"
+    acc = PrivacyAccountant(epsilon=1.0, ledger=path)
+    state = pickle.dumps(acc)
+    path.unlink()
+    remote = pickle.loads(state)
+    with pytest.raises(RuntimeError, match="not the ledger this accountant was created"):
+        remote.spend([lap(0.1)])
+    assert not path.exists()
+    # a file at that path that is not a ledger (no meta table) is refused too
+    import sqlite3
+
+    sqlite3.connect(path).execute("CREATE TABLE other (x)").connection.close()
+    with pytest.raises(RuntimeError, match="not the ledger this accountant was created"):
+        remote.spend([lap(0.1)])
