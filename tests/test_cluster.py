@@ -118,3 +118,23 @@ def test_grid_search_on_ray_charges_every_fit(tmp_path):
         assert memory.events == []
     finally:
         ray.shutdown()
+
+
+def test_private_search_on_dask_charges_once_and_matches_the_serial_search(dask_client,
+                                                                          pg_url):
+    from skhybrid.model_selection import PrivateSearchCV
+
+    X, y = make_classification(n_samples=600, n_features=4, random_state=1)
+    acc = PrivacyAccountant(epsilon=3.0, ledger=pg_url)
+
+    def search(n_jobs, accountant):
+        return PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0, 10.0]},
+                               epsilon=1.0, n_jobs=n_jobs, accountant=accountant,
+                               random_state=0)
+
+    with joblib.parallel_backend("dask"):
+        remote = search(-1, acc).fit(X, y)
+    serial = search(None, None).fit(X, y)
+    assert len(acc.events) == 1 and acc.spent() == pytest.approx((1.0, 0.0))
+    assert remote.best_params_ == serial.best_params_
+    np.testing.assert_array_equal(remote.predict(X), serial.predict(X))
