@@ -5,8 +5,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import ParameterGrid, ParameterSampler, check_cv
-from sklearn.model_selection._search import BaseSearchCV
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    RandomizedSearchCV,
+    check_cv,
+)
 
 from ..accounting import POPULATIONS, BudgetExceededError, PrivacyEvent, best_view, compose_events
 from ._probe import privacy_prefix, probe_events
@@ -92,7 +97,7 @@ def search_cost(search, X, y, *, accountant=None, **fit_params):
         search._check_params()
         events = [_private_search_event(search)]
         cost = _cost(events, n_fits=0, n_scores=0, uncovered=[])
-    elif isinstance(search, BaseSearchCV):
+    elif isinstance(search, (GridSearchCV, RandomizedSearchCV)):
         cost = _sklearn_search_cost(search, X, y, fit_params)
     else:
         raise ValueError("search must be a PrivateSearchCV, GridSearchCV or RandomizedSearchCV; "
