@@ -100,6 +100,10 @@ QUICK = {
         ["--n-public", "40", "--repeats", "3"], "matmul/stream (s)",
         _rows(rf"^\s*(?P<n>\d+)\s+\d+\s+\d+\s+(?P<a>{NUM})\s+(?P<b>{NUM})\s+(?P<ratio>{NUM})",
               lambda g: f"n_pub={g['n']}")),
+    "bench_private_search.py": (
+        ["--quick"], "selected accuracy, minus the oracle's",
+        _rows(rf"^(?P<data>\S+)\s+(?P<eps>{NUM})\s+PrivateSearchCV\s+(?P<a>{NUM})\s+"
+              rf"(?P<ratio>[-+]{NUM})", lambda g: f"{g['data']} eps={g['eps']}")),
     "bench_real_data.py": (
         ["--quick"], "(accuracy panel: see log)", lambda text: []),
     "bench_samplers.py": (
