@@ -11,9 +11,9 @@
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_mask
+from .utils._sklearn_compat import check_is_fitted, get_tags, validate_data
 
 __all__ = ["PublicFitTransformer"]
 
@@ -91,6 +91,6 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = self.transformer.__sklearn_tags__()
+        inner = get_tags(self.transformer)
         tags.input_tags.allow_nan = inner.input_tags.allow_nan
         return tags

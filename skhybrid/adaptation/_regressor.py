@@ -7,13 +7,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
 from ..mechanisms import GaussianMechanism
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._discrepancy import (
     clip_rows,
     discrepancy_gradient_sensitivity,
@@ -242,7 +248,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
     # ------------------------------------------------------------------ validation
 
     def _check_fit_params(self):
-        self._validate_params()
+        validate_params(self)
         needs_delta = self.solver in ("noisy-moments", "two-stage-md")
         self._check_privacy_params(delta_required=needs_delta)
         if self.solver == "exact" and not self.nonprivate:
