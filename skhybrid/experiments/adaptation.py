@@ -17,12 +17,12 @@ Methods
 ``oracle``
     Ridge on the *labelled* target rows (uses information no learner has).
 ``exact``
-    Non-private Cortes–Mohri (SDP), ``solver="exact"``.
+    Non-private Cortes–Mohri, ``solver="exact"`` (stage 1 by the numpy solver).
 ``single-stage``, ``two-stage-fw``, ``two-stage-md``
     BMS23 Algorithms 1–3 through :class:`~skhybrid.adaptation.DiscrepancyAdaptationRegressor`
     at each ε, and without noise (ε = ∞, the paper's "without privacy" curves).
 ``noisy-moments``
-    Gaussian release of the target second moment, then the SDP (beyond the paper).
+    Gaussian release of the target second moment, then the exact solver (beyond the paper).
 ``… K=100``, ``… exp``, ``… K=100 exp``
     The Frank-Wolfe solvers with K = 100 iterations and/or the exponential mechanism in
     place of Laplace report-noisy-min: what might make the paper's solvers useful.
