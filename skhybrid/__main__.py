@@ -259,7 +259,11 @@ def main(argv=None):
         if args.name is None:
             print("\n".join(sorted(experiments.available())) or "no experiments registered")
         else:
-            experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
+            try:
+                experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
+            except ImportError as exc:  # an optional dependency (matplotlib) is missing
+                print(f"python -m skhybrid reproduce: {exc}", file=sys.stderr)
+                return 1
     elif args.command == "budget":
         try:
             budget(args.ledger)

@@ -49,6 +49,8 @@ import warnings
 
 import numpy as np
 
+from ._plotting import new_figure
+
 __all__ = [
     "EXPERIMENTS",
     "FULL",
@@ -252,15 +254,10 @@ def _savefig(fig, out_dir, name):
 
 
 def _plot(summary, out_dir, name, ylabel, methods, scale=1.0, log=True):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     eps_private = sorted({r["epsilon"] for r in summary if r["epsilon"] != math.inf})
     cell = {(r["method"], r["epsilon"], r["n"]): r for r in summary}
     ns = sorted({r["n"] for r in summary})
-    fig, axes = plt.subplots(1, len(eps_private), figsize=(4.2 * len(eps_private), 3.4),
+    fig, axes = new_figure(1, len(eps_private), figsize=(4.2 * len(eps_private), 3.4),
                              sharey=True, squeeze=False)
     refs = [("public-only", "k", "-"), ("oracle", "tab:gray", ":"), ("exact", "k", "--")]
     refs += [(m, _COLORS[m], ":") for m in NONPRIVATE]  # the ε = ∞ runs, dotted
@@ -295,7 +292,6 @@ def _plot(summary, out_dir, name, ylabel, methods, scale=1.0, log=True):
     fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=4,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
     path = _savefig(fig, out_dir, name)
-    plt.close(fig)
     return path
 
 
