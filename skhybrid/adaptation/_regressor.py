@@ -92,9 +92,10 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
     discrepancy_solver : {"numpy", "cvxpy"}, default="numpy"
         How ``"noisy-moments"`` and ``"exact"`` solve BMS23 problem (5) for q (the other
         solvers ignore it). ``"numpy"``: smoothing plus accelerated projected gradient
-        (:func:`~skhybrid.adaptation._exact.minimize_discrepancy_smoothed`), within about
-        1e-4 of the optimum, no extra dependency. ``"cvxpy"``: the exact semidefinite
-        program, solved by cvxpy's interior-point solver; needs the optional dependency
+        (:func:`~skhybrid.adaptation._exact.minimize_discrepancy_smoothed`), no extra
+        dependency; its objective is within about 1e-4 times the uniform weights'
+        discrepancy of the optimum. ``"cvxpy"``: the exact semidefinite program, solved by
+        cvxpy's interior-point solver; needs the optional dependency
         (``pip install "skhybrid[exact]"``), else ``fit`` raises ImportError before any
         charge. The result never depends on what happens to be installed.
     data_norm : float or None, default=None
