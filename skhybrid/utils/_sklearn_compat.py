@@ -16,7 +16,7 @@ What is here, by group:
 - input validation: ``validate_data`` (public since 1.6), ``check_is_fitted``,
   :func:`check_sample_weight`, :func:`num_samples`;
 - estimator building blocks: ``LinearClassifierMixin`` (``decision_function``/``predict``
-  of a linear model from ``coef_``/``intercept_``), ``available_if``;
+  of a linear model from ``coef_``/``intercept_``);
 - tags: ``get_tags`` (public since 1.6).
 """
 
@@ -24,15 +24,13 @@ import re
 
 import sklearn
 
-# Parameter validation. Private module; the constraint classes are the documented way to
-# write ``_parameter_constraints`` (see scikit-learn's developer guide) and have kept their
-# signatures since 1.2.
+# Parameter validation: the constraint classes of ``_parameter_constraints`` (private
+# module; the same signatures in 1.6.1 and 1.9.1, both tested in CI).
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 
 # ``decision_function``/``predict`` from ``coef_``/``intercept_`` (private module).
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils import get_tags
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_sample_weight, _num_samples
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -44,7 +42,6 @@ __all__ = [
     "StrOptions",
     "MIN_SKLEARN_VERSION",
     "SKLEARN_VERSION",
-    "available_if",
     "check_is_fitted",
     "check_sample_weight",
     "get_tags",
