@@ -320,7 +320,11 @@ def main(argv=None):
         elif args.name not in names:
             p_rep.error(f"unknown experiment {args.name!r}; choose from: {', '.join(names)}")
         else:
-            experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
+            try:
+                experiments.run(args.name, out_dir=args.out, quick=args.quick, seed=args.seed)
+            except ImportError as exc:  # an optional dependency (matplotlib) is missing
+                print(f"python -m skhybrid reproduce: {exc}", file=sys.stderr)
+                return 1
     elif args.command == "budget":
         from .accounting import LedgerUnavailableError
 

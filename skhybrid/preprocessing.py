@@ -12,11 +12,11 @@
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array
 
 from ._validation import check_mask
+from .utils._sklearn_compat import check_is_fitted, get_tags, safe_indexing, validate_data
 
 __all__ = ["PublicFitTransformer"]
 
@@ -142,8 +142,8 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         rows = np.flatnonzero(public)  # by position: a DataFrame keeps its index labels
         self.transformer_ = clone(self.transformer)
         if y is not None:  # a pandas Series stays one (by position, as X's rows)
-            y = _safe_indexing(y if hasattr(y, "iloc") else np.asarray(y), rows)
-        self.transformer_.fit(_safe_indexing(X, rows), y)
+            y = safe_indexing(y if hasattr(y, "iloc") else np.asarray(y), rows)
+        self.transformer_.fit(safe_indexing(X, rows), y)
         self.n_public_ = int(rows.size)
         return self
 
@@ -227,7 +227,7 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = self.transformer.__sklearn_tags__()
+        inner = get_tags(self.transformer)
         # What the input may be is the wrapped transformer's business: it sees the input
         # in its own container.
         for name in ("allow_nan", "sparse", "categorical", "string"):

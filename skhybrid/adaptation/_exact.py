@@ -5,9 +5,10 @@ two-stage algorithm of Cortes & Mohri (TCS 2014, "CM14"):
 
     min_{q in simplex}  ||M(q)||_2 + (lam / 2) ||q||_2^2,   M(q) = M0 - sum_i q_i x_i x_i^T,
 
-as a semidefinite program (cvxpy). Stage 2 is the q-weighted ridge regression (6) on the
-public rows, in closed form. A numpy-only solver of the same problem (smoothing + accelerated
-projected gradient) cross-checks the SDP in the tests and serves where cvxpy is absent.
+by a numpy-only solver (smoothing + accelerated projected gradient, within about 1e-4 of
+the optimum; the default) or exactly as a semidefinite program with cvxpy, an optional
+dependency (``pip install "skhybrid[exact]"``); the tests cross-check the two. Stage 2 is
+the q-weighted ridge regression (6) on the public rows, in closed form.
 
 Nothing here is private: ``M0`` computed from raw private rows is released as is.
 """
@@ -27,6 +28,7 @@ from ._discrepancy import (
 
 __all__ = [
     "discrepancy_objective",
+    "import_cvxpy",
     "minimize_discrepancy",
     "minimize_discrepancy_cvxpy",
     "minimize_discrepancy_smoothed",
@@ -83,8 +85,37 @@ def _check_problem(M0, X_src, lam):
     return M0, X_src, float(lam)
 
 
+def import_cvxpy(what="the exact SDP solver"):
+    """Import cvxpy, the optional dependency of the exact solver, or say how to install it.
+
+    Parameters
+    ----------
+    what : str
+        What needs cvxpy, for the message.
+
+    Returns
+    -------
+    module
+        The ``cvxpy`` module.
+
+    Raises
+    ------
+    ImportError
+        If cvxpy is not installed; the message names ``pip install "skhybrid[exact]"``.
+    """
+    try:
+        import cvxpy
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} needs cvxpy, an optional dependency of skhybrid. Install it with "
+            '`pip install "skhybrid[exact]"` (or `pip install cvxpy`), or use the numpy '
+            "solver (the default), which needs nothing extra."
+        ) from exc
+    return cvxpy
+
+
 def _default_sdp_solver():
-    import cvxpy as cp
+    cp = import_cvxpy()
 
     installed = cp.installed_solvers()
     for name in _SDP_SOLVERS:
@@ -120,8 +151,13 @@ def minimize_discrepancy_cvxpy(M0, X_src, lam=1e-3, *, solver=None, solver_optio
     -------
     q : ndarray of shape (m,)
         Optimal weights, clipped at 0 and renormalised to sum to 1 (removes solver fuzz).
+
+    Raises
+    ------
+    ImportError
+        If cvxpy (``pip install "skhybrid[exact]"``) is not installed.
     """
-    import cvxpy as cp
+    cp = import_cvxpy("minimize_discrepancy_cvxpy")
 
     M0, X_src, lam = _check_problem(M0, X_src, lam)
     m, d = X_src.shape
@@ -155,6 +191,7 @@ def minimize_discrepancy_smoothed(
     n_stages=6,
     max_iter=500,
     tol=1e-10,
+    gap_tol=0.1,
     q_init=None,
 ):
     """Numpy-only solver of BMS23 problem (5): smoothing + accelerated projected gradient.
@@ -164,7 +201,11 @@ def minimize_discrepancy_smoothed(
     ``F~(q) + (lam/2)||q||^2`` is minimised over the simplex by FISTA with Euclidean
     projection, backtracking on the step and adaptive restart (O'Donoghue & Candès 2015).
     ``mu`` is increased geometrically over ``n_stages`` warm-started stages up to
-    ``mu_final``; the iterate with the smallest *exact* objective is returned.
+    ``mu_final``; the iterate with the smallest *exact* objective is returned. A stage
+    stops once its Frank-Wolfe gap ``g.q - min_i g_i`` (an upper bound on the distance to
+    the stage's optimum, the objective being convex; Jaggi, ICML 2013, Sec. 2) falls below
+    ``gap_tol`` times the stage's smoothing error ``log(2d)/mu``, so the optimisation error
+    stays a fraction of the smoothing error.
 
     Parameters
     ----------
@@ -184,6 +225,8 @@ def minimize_discrepancy_smoothed(
         FISTA iterations per stage.
     tol : float, default=1e-10
         Stop a stage when the step changes q by less than ``tol`` in l1.
+    gap_tol : float, default=0.1
+        Stop a stage when its Frank-Wolfe gap is below ``gap_tol * log(2d) / mu``.
     q_init : array-like of shape (m,), default=None
         Starting point (default uniform).
 
@@ -226,7 +269,7 @@ def minimize_discrepancy_smoothed(
             while True:
                 x_new = project_simplex(y - step * gy)
                 diff = x_new - y
-                f_new = smoothed(x_new, mu, with_grad=False)
+                f_new, g_new = smoothed(x_new, mu)
                 if f_new <= fy + gy @ diff + (0.5 / step) * (diff @ diff) + 1e-15:
                     break
                 step *= 0.5
@@ -241,7 +284,9 @@ def minimize_discrepancy_smoothed(
             y = x_new + ((t - 1.0) / t_new) * (x_new - x_prev)
             x_prev, fx, t = x_new, f_new, t_new
             step *= 1.25  # let the step grow again after backtracking
-            if moved < tol:
+            # Frank-Wolfe gap: the stage's objective is convex, so it exceeds its minimum
+            # over the simplex by at most g.q - min_i g_i (Jaggi 2013, Sec. 2).
+            if moved < tol or g_new @ x_new - g_new.min() <= gap_tol * np.log(2 * d) / mu:
                 break
         q = x_prev
         val = exact(q)
@@ -250,7 +295,7 @@ def minimize_discrepancy_smoothed(
     return best_q
 
 
-def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="cvxpy", **kwargs):
+def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="smoothed", **kwargs):
     """Cortes–Mohri stage 1 (BMS23 problem (5)): weights q minimising the discrepancy.
 
     Parameters
@@ -261,9 +306,9 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="cvxpy", **kwargs):
         Source rows.
     lam : float, default=1e-3
         Ridge on q.
-    method : {"cvxpy", "smoothed"}, default="cvxpy"
-        Exact SDP via :func:`minimize_discrepancy_cvxpy` or the numpy solver
-        :func:`minimize_discrepancy_smoothed`.
+    method : {"smoothed", "cvxpy"}, default="smoothed"
+        The numpy solver :func:`minimize_discrepancy_smoothed` or the exact SDP via
+        :func:`minimize_discrepancy_cvxpy` (needs ``pip install "skhybrid[exact]"``).
     **kwargs
         Passed to the chosen solver.
 
@@ -275,7 +320,7 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="cvxpy", **kwargs):
         return minimize_discrepancy_cvxpy(M0, X_src, lam, **kwargs)
     if method == "smoothed":
         return minimize_discrepancy_smoothed(M0, X_src, lam, **kwargs)
-    raise ValueError(f"method must be 'cvxpy' or 'smoothed', got {method!r}.")
+    raise ValueError(f"method must be 'smoothed' or 'cvxpy', got {method!r}.")
 
 
 def weighted_ridge(X, y, sample_weight, alpha, *, fit_intercept=False):

@@ -7,19 +7,25 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
 from ..mechanisms import GaussianMechanism
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._discrepancy import (
     clip_rows,
     discrepancy_gradient_sensitivity,
     single_stage_constants,
 )
-from ._exact import minimize_discrepancy, weighted_ridge
+from ._exact import import_cvxpy, minimize_discrepancy, weighted_ridge
 from ._solvers import (
     mirror_descent_noise,
     moments_sensitivity,
@@ -34,13 +40,16 @@ __all__ = ["DiscrepancyAdaptationRegressor"]
 
 _SOLVERS = ("noisy-moments", "single-stage", "two-stage-fw", "two-stage-md", "exact")
 _ITERATIVE = ("single-stage", "two-stage-fw", "two-stage-md")
+_STAGE_ONE = ("noisy-moments", "exact")  # the solvers that solve BMS23 problem (5) as is
 
 
-def _exact_weights(M0, X_src, lam):
-    """Cortes–Mohri stage 1 by the SDP (cvxpy), or the numpy solver when cvxpy is absent."""
-    try:
-        import cvxpy  # noqa: F401
-    except ImportError:  # pragma: no cover - cvxpy is a test dependency
+def _exact_weights(M0, X_src, lam, discrepancy_solver):
+    """Cortes–Mohri stage 1 (BMS23 problem (5)): the numpy solver, or the SDP when asked.
+
+    The choice is the user's parameter, never whether cvxpy happens to be installed, so a
+    fit gives the same weights in every environment.
+    """
+    if discrepancy_solver == "numpy":
         return minimize_discrepancy(M0, X_src, lam, method="smoothed")
     with warnings.catch_warnings():
         # CLARABEL's "may be inaccurate" on tiny problems; the weights are renormalised.
@@ -80,6 +89,15 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         - ``"two-stage-md"``: BMS23 Algorithm 3 for q, then q-weighted ridge.
         - ``"exact"``: non-private Cortes–Mohri (SDP of BMS23 problem (5)), then ridge.
           Refused (ValueError) unless ``epsilon=np.inf``.
+    discrepancy_solver : {"numpy", "cvxpy"}, default="numpy"
+        How ``"noisy-moments"`` and ``"exact"`` solve BMS23 problem (5) for q (the other
+        solvers ignore it). ``"numpy"``: smoothing plus accelerated projected gradient
+        (:func:`~skhybrid.adaptation._exact.minimize_discrepancy_smoothed`), no extra
+        dependency; its objective is within about 1e-4 times the uniform weights'
+        discrepancy of the optimum. ``"cvxpy"``: the exact semidefinite program, solved by
+        cvxpy's interior-point solver; needs the optional dependency
+        (``pip install "skhybrid[exact]"``), else ``fit`` raises ImportError before any
+        charge. The result never depends on what happens to be installed.
     data_norm : float or None, default=None
         The public bound r on a target row's l2 norm (after centring, with
         ``fit_intercept=True``); private rows are clipped to it. ``None`` takes the largest
@@ -187,6 +205,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions(set(_SOLVERS))],
+        "discrepancy_solver": [StrOptions({"numpy", "cvxpy"})],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "coef_norm": [Interval(Real, 0, None, closed="neither")],
         "label_bound": [Interval(Real, 0, None, closed="neither"), None],
@@ -208,6 +227,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         delta=1e-5,
         *,
         solver="noisy-moments",
+        discrepancy_solver="numpy",
         data_norm=None,
         coef_norm=1.0,
         label_bound=None,
@@ -225,6 +245,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         self.epsilon = epsilon
         self.delta = delta
         self.solver = solver
+        self.discrepancy_solver = discrepancy_solver
         self.data_norm = data_norm
         self.coef_norm = coef_norm
         self.label_bound = label_bound
@@ -242,7 +263,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
     # ------------------------------------------------------------------ validation
 
     def _check_fit_params(self):
-        self._validate_params()
+        validate_params(self)
         needs_delta = self.solver in ("noisy-moments", "two-stage-md")
         self._check_privacy_params(delta_required=needs_delta)
         if self.solver == "exact" and not self.nonprivate:
@@ -251,6 +272,8 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
                 "pass epsilon=np.inf to run it as the non-private baseline, or choose a "
                 "private solver such as solver='noisy-moments'."
             )
+        if self.discrepancy_solver == "cvxpy" and self.solver in _STAGE_ONE:
+            import_cvxpy("discrepancy_solver='cvxpy'")  # fails here, before any charge
 
     def _check_targets(self, y, n, public):
         """Validate the public labels only; private labels are never converted or read."""
@@ -387,6 +410,8 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         K = int(self.max_iter)
         eps, delta = float(self.epsilon), float(self.delta)
         info = {"solver": self.solver, "r": r, "r_hat": r_hat, "n": n, "m": m}
+        if self.solver in _STAGE_ONE:
+            info["discrepancy_solver"] = self.discrepancy_solver
         plan = {"info": info}
         tau = discrepancy_gradient_sensitivity(r, r_hat, self.mu, n, bound=self.sensitivity_bound)
         if self.solver == "exact":
@@ -429,12 +454,12 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
             self.sample_weights_, self.n_iter_ = q, K
             return w, 0.0
         if solver == "exact":
-            q = _exact_weights(M0, X_src, self.lam)
+            q = _exact_weights(M0, X_src, self.lam, self.discrepancy_solver)
         elif solver == "noisy-moments":
             mech = plan["mechanism"]
             M_rel = M0 if mech is None else release_second_moment(X_tgt, mech, rng)
             self.target_moment_ = M_rel
-            q = _exact_weights(M_rel, X_src, self.lam)
+            q = _exact_weights(M_rel, X_src, self.lam, self.discrepancy_solver)
         elif solver == "two-stage-fw":
             q = noisy_frank_wolfe(M0, X_src, mu=self.mu, lam=self.lam, max_iter=K,
                                   selector=plan["selector"], rng=rng, verbose=self.verbose)

@@ -9,6 +9,8 @@ reduced run (``quick=True``).
 
 import importlib
 
+from ._plotting import check_matplotlib
+
 __all__ = ["available", "run"]
 
 _FAMILIES = ("transfer", "ppm", "adaptation", "hybrid")
@@ -58,10 +60,17 @@ def run(name, out_dir="figures", quick=False, seed=0):
     -------
     rows : list of dict
         The experiment's result rows.
+
+    Raises
+    ------
+    ImportError
+        Before any computation, if matplotlib (needed for the figures; an optional
+        dependency, ``pip install "skhybrid[examples]"``) is missing.
     """
     experiments = available()
     if name not in experiments:
         raise ValueError(
             f"Unknown experiment {name!r}; available: {', '.join(sorted(experiments)) or 'none'}."
         )
+    check_matplotlib()
     return experiments[name](out_dir, quick=quick, seed=seed)

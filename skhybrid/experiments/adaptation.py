@@ -17,12 +17,12 @@ Methods
 ``oracle``
     Ridge on the *labelled* target rows (uses information no learner has).
 ``exact``
-    Non-private Cortes–Mohri (SDP), ``solver="exact"``.
+    Non-private Cortes–Mohri, ``solver="exact"`` (stage 1 by the numpy solver).
 ``single-stage``, ``two-stage-fw``, ``two-stage-md``
     BMS23 Algorithms 1–3 through :class:`~skhybrid.adaptation.DiscrepancyAdaptationRegressor`
     at each ε, and without noise (ε = ∞, the paper's "without privacy" curves).
 ``noisy-moments``
-    Gaussian release of the target second moment, then the SDP (beyond the paper).
+    Gaussian release of the target second moment, then the exact solver (beyond the paper).
 ``… K=100``, ``… exp``, ``… K=100 exp``
     The Frank-Wolfe solvers with K = 100 iterations and/or the exponential mechanism in
     place of Laplace report-noisy-min: what might make the paper's solvers useful.
@@ -48,6 +48,8 @@ import time
 import warnings
 
 import numpy as np
+
+from ._plotting import new_figure
 
 __all__ = [
     "EXPERIMENTS",
@@ -252,15 +254,10 @@ def _savefig(fig, out_dir, name):
 
 
 def _plot(summary, out_dir, name, ylabel, methods, scale=1.0, log=True):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     eps_private = sorted({r["epsilon"] for r in summary if r["epsilon"] != math.inf})
     cell = {(r["method"], r["epsilon"], r["n"]): r for r in summary}
     ns = sorted({r["n"] for r in summary})
-    fig, axes = plt.subplots(1, len(eps_private), figsize=(4.2 * len(eps_private), 3.4),
+    fig, axes = new_figure(1, len(eps_private), figsize=(4.2 * len(eps_private), 3.4),
                              sharey=True, squeeze=False)
     refs = [("public-only", "k", "-"), ("oracle", "tab:gray", ":"), ("exact", "k", "--")]
     refs += [(m, _COLORS[m], ":") for m in NONPRIVATE]  # the ε = ∞ runs, dotted
@@ -295,7 +292,6 @@ def _plot(summary, out_dir, name, ylabel, methods, scale=1.0, log=True):
     fig.legend(handles, labels, fontsize=8, loc="upper center", ncol=4,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
     path = _savefig(fig, out_dir, name)
-    plt.close(fig)
     return path
 
 

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from ._plotting import new_figure
+
 __all__ = ["EXPERIMENTS", "hybrid_separation", "hybrid_protocols", "parity_threshold_data"]
 
 BETA = 0.1
@@ -72,11 +74,6 @@ def separation_errors(c, b, alpha, m, n, seed, epsilon=1.0, n_test=20_000):
 
 def hybrid_separation(out_dir, quick=False, seed=0):
     """Hybrid vs curator-only vs local-only on parity XOR threshold; returns the rows."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from ..hybrid._constants import theorem34_sample_sizes
 
     settings = [(16, 10, 0.1, 10_000, 100_000), (12, 8, 0.2, 10_000, 50_000),
@@ -114,7 +111,7 @@ def hybrid_separation(out_dir, quick=False, seed=0):
           "App. A (m, n) — sufficient with this code's constants.")
 
     os.makedirs(out_dir, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = new_figure(figsize=(8, 4))
     x = np.arange(len(rows))
     for i, (key, label) in enumerate((("hybrid", "hybrid"), ("curator", "curator-only"),
                                       ("local", "local-only"))):
@@ -128,7 +125,6 @@ def hybrid_separation(out_dir, quick=False, seed=0):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "hybrid_separation.png"), dpi=120)
-    plt.close(fig)
     return rows
 
 
@@ -138,11 +134,6 @@ def _rate(fn, seeds):
 
 def hybrid_protocols(out_dir, quick=False, seed=0):
     """§4, §5 interaction-order simulations and §6 hypothesis testing; returns the rows."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from ..hybrid._protocols import (
         OneOutOf2dParityTask,
         ParityChoosesSecretTask,
@@ -204,7 +195,7 @@ def hybrid_protocols(out_dir, quick=False, seed=0):
 
     os.makedirs(out_dir, exist_ok=True)
     order_rows = [r for r in rows if r["task"] != "hypothesis-testing"]
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = new_figure(figsize=(8, 4))
     ax.barh(np.arange(len(order_rows)), [r["success"] for r in order_rows])
     ax.set_yticks(np.arange(len(order_rows)),
                   [f"{r['task']} m={r['m']} n={r['n']:.0e}: {r['order']}" for r in order_rows],
@@ -214,7 +205,6 @@ def hybrid_protocols(out_dir, quick=False, seed=0):
     ax.set_title("Interaction order in the hybrid model (BKNSS §4, §5)")
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "hybrid_protocols.png"), dpi=120)
-    plt.close(fig)
     return rows
 
 

@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+from ._plotting import new_figure
+
 __all__ = ["EXPERIMENTS", "ppm_halfspaces"]
 
 EPSILONS = (0.1, 0.5, 1.0, 5.0)
@@ -281,12 +283,7 @@ def _savefig(fig, out_dir, name):
 
 
 def _plot_error_curves(rows, out_dir, name, column, problems):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(problems), figsize=(4 * len(problems), 3.4), squeeze=False)
+    fig, axes = new_figure(1, len(problems), figsize=(4 * len(problems), 3.4), squeeze=False)
     for ax, (target, d, setting) in zip(axes[0], problems):
         sel = [r for r in rows if (r["target"], r["d"], r["setting"]) == (target, d, setting)]
         for m in _method_order({r["method"] for r in sel}):
@@ -305,17 +302,11 @@ def _plot_error_curves(rows, out_dir, name, column, problems):
     axes[0, -1].legend(fontsize="x-small")
     fig.tight_layout()
     path = _savefig(fig, out_dir, name)
-    plt.close(fig)
     return path
 
 
 def _plot_polytopes(out_dir, seed):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4))
+    fig, axes = new_figure(1, 4, figsize=(16, 4))
     panels = [("halfspace", "realizable", "hull"), ("ball", "realizable", "net"),
               ("halfspace", "agnostic", "net")]
     for ax, (kind, setting, cand) in zip(axes, panels):
@@ -332,7 +323,6 @@ def _plot_polytopes(out_dir, seed):
     axes[0].legend(fontsize="x-small", loc="lower left")
     fig.tight_layout()
     path = _savefig(fig, out_dir, "ppm_polytopes.png")
-    plt.close(fig)
     return path
 
 

@@ -32,6 +32,7 @@ from ..transfer._sample_complexity import (
     str_max_iterations,
     str_subsample_size_app_c,
 )
+from ._plotting import new_figure
 
 __all__ = ["EXPERIMENTS", "gaussian_shift", "ellipse_shift"]
 
@@ -107,12 +108,7 @@ def _savefig(fig, out_dir, name):
 
 
 def _plots(out_dir, prefix, rows, curves, xlabel="curator rows n"):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    fig, ax = new_figure(1, 3, figsize=(15, 4))
     ns = sorted({r["n"] for r in rows})
     for method in ("source-only", "local-only", "STR"):
         errs = [np.mean([r["err_T"] for r in rows if r["n"] == n and r["method"] == method])
@@ -129,7 +125,6 @@ def _plots(out_dir, prefix, rows, curves, xlabel="curator rows n"):
     ax[2].set(xlabel="iteration", ylabel="target error estimate", title="(c) along the run")
     ax[2].legend()
     path = _savefig(fig, out_dir, f"{prefix}.png")
-    plt.close(fig)
     return path
 
 
@@ -314,12 +309,7 @@ def str_private_ellipse(out_dir, quick=False, seed=0):
     _print_table(f"KS App. D private (eps={eps}, delta={dlt}; err_T on 20,000 target points)",
                  rows, ["method", "n", "err_T", "iterations", "seconds"])
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure(figsize=(6, 4))
     for name, est in curves:
         ax.plot(np.arange(1, len(est) + 1), est, "o-", label=name)
     for r in rows[:2]:
@@ -329,7 +319,6 @@ def str_private_ellipse(out_dir, quick=False, seed=0):
            title=f"Private STR (Algorithm 4), n = {n:,} curator rows")
     ax.legend()
     _savefig(fig, out_dir, "str_private_ellipse.png")
-    plt.close(fig)
     return rows
 
 

@@ -5,9 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_mask
@@ -25,6 +23,14 @@ from ..mechanisms.gf2 import pack_bits, solve_affine
 from ..mechanisms.local.cdf import HierarchicalCDF
 from ..mechanisms.local.frequency_oracle import HadamardResponse
 from ..mechanisms.local.quantile import rr_quantile_search
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._parity_threshold import (
     EmpiricalCDF,
     LaplaceTreeCDF,
@@ -388,7 +394,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         self : LocalThresholdClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)
@@ -631,7 +637,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         self : ParityAndThresholdClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None, multi_output=True)

@@ -10,8 +10,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
@@ -28,6 +26,14 @@ from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ..mechanisms.laplace import LaplaceMechanism
 from ..mechanisms.local.cdf import HierarchicalCDF
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 
 __all__ = ["ParityThresholdClassifier", "LaplaceTreeCDF", "EmpiricalCDF"]
 
@@ -402,7 +408,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         self : ParityThresholdClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=None)

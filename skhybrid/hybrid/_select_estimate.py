@@ -4,8 +4,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, Options
-from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
@@ -13,6 +11,7 @@ from ..accounting import PrivacyAccountant
 from ..mechanisms.exponential import ExponentialMechanism
 from ..mechanisms.laplace import LaplaceMechanism
 from ..mechanisms.randomized_response import RandomizedResponse
+from ..utils._sklearn_compat import Interval, Options, validate_data, validate_params
 
 __all__ = ["SelectThenEstimate"]
 
@@ -113,7 +112,7 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         self : SelectThenEstimate
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X = validate_data(self, X, dtype=None)

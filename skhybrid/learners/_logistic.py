@@ -8,15 +8,20 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._threads import single_blas_thread_if_small
 from .._validation import check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
+from ..utils._sklearn_compat import (
+    Interval,
+    LinearClassifierMixin,
+    Options,
+    StrOptions,
+    validate_data,
+    validate_params,
+)
 from ._objective_perturbation import ObjectivePerturbation, clip_rows
 
 __all__ = ["DPLogisticRegression"]
@@ -205,7 +210,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
 
     def _check_fit_params(self):
         # sklearn's Interval(..., None) constraints already exclude inf for C and the bounds.
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
 
     def fit(self, X, y, *, public_mask=None):

@@ -5,14 +5,20 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import resolve_classes
 from ..exceptions import label_repr, warn_degenerate
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..mechanisms.gf2 import pack_bits, solve_affine
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._parity_core import (
     _check_floor,
     _inclusion_rate,
@@ -205,7 +211,7 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         self : PrivateParityClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         if not self.nonprivate:
             # Parameter errors before charging: they depend on parameters only.

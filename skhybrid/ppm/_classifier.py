@@ -5,15 +5,21 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant
 from ..exceptions import label_repr, warn_degenerate
 from ..mechanisms import ExponentialMechanism
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._candidates import (
     affine_hull,
     affine_hull_halfspaces,
@@ -296,7 +302,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         self : PPMHalfspaceClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)

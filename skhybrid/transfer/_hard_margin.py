@@ -26,12 +26,17 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._threads import single_blas_thread_if_small
 from .._validation import check_binary_targets
+from ..utils._sklearn_compat import (
+    Interval,
+    LinearClassifierMixin,
+    StrOptions,
+    check_sample_weight,
+    validate_data,
+    validate_params,
+)
 from ._dual_active_set import min_norm_dual_active_set
 
 __all__ = ["HardMarginLinearSVC", "NotSeparableError"]
@@ -281,10 +286,10 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
-        self._validate_params()
+        validate_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64, reset=True)
         classes, _ = check_binary_targets(y, type(self).__name__)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sw = check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0):
             raise ValueError("sample_weight must be non-negative for HardMarginLinearSVC.")
         keep = np.flatnonzero(sw > 0)

@@ -5,8 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
@@ -20,6 +18,14 @@ from ..learners._parity_core import (
     predict_parity,
 )
 from ..mechanisms import RandomizedResponse, _noise
+from ..utils._sklearn_compat import (
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 
 __all__ = ["ParityTransfer"]
 
@@ -211,7 +217,7 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : ParityTransfer
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params()
         # Validate the 0/1 domain before any cast: an int cast would turn 0.5 into 0.
         x_index = getattr(X, "index", None)  # for aligning a pandas mask

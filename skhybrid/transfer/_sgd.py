@@ -6,15 +6,20 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..accounting._rdp import calibrate_subsampled_gaussian_mu, subsampled_gaussian_epsilon
 from ..mechanisms import _noise
+from ..utils._sklearn_compat import (
+    Interval,
+    LinearClassifierMixin,
+    Options,
+    StrOptions,
+    validate_data,
+    validate_params,
+)
 from ._kappa_dense import sample_from_log_weights
 
 __all__ = ["NoisySGDClassifier", "clipped_gradients", "noisy_projected_sgd", "sgd_step_epsilon"]
@@ -317,7 +322,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         self : NoisySGDClassifier
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params(delta_required=True)
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,

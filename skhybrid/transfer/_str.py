@@ -8,9 +8,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask, resolve_classes
@@ -23,6 +21,15 @@ from ._kappa_dense import (
     sample_from_log_weights,
 )
 from ..accounting._rdp import calibrate_subsampled_gaussian_mu
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    Options,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+    validate_params,
+)
 from ._privacy import str_curator_guarantee
 from ._sample_complexity import (
     str_curator_size_algorithm4,
@@ -352,7 +359,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self : SubsampleTestReweigh
             The fitted estimator.
         """
-        self._validate_params()
+        validate_params(self)
         self._check_privacy_params(delta_required=True)
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)

@@ -1,3 +1,5 @@
+import sys
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,10 @@ from skhybrid.adaptation._exact import (
     weighted_ridge,
 )
 
-cp = pytest.importorskip("cvxpy")
+
+def _needs_cvxpy():
+    """The SDP solver's tests: cvxpy is the optional ``skhybrid[exact]`` dependency."""
+    return pytest.importorskip("cvxpy")
 
 
 def _small_problem(seed, m=40, n=200, d=4):
@@ -44,6 +49,7 @@ def test_project_simplex_kkt_and_fixed_points():
 
 
 def test_cvxpy_matches_numpy_fallback():
+    _needs_cvxpy()
     for seed in (1, 2):
         M0, X_src = _small_problem(seed)
         q_cvx = minimize_discrepancy_cvxpy(M0, X_src, 1e-3)
@@ -58,10 +64,13 @@ def test_cvxpy_matches_numpy_fallback():
             assert q.min() >= 0 and q.sum() == pytest.approx(1.0)
 
 
-def test_cvxpy_solution_beats_feasible_points():
+@pytest.mark.parametrize("method", ["smoothed", "cvxpy"])
+def test_solution_beats_feasible_points(method):
+    if method == "cvxpy":
+        _needs_cvxpy()
     M0, X_src = _small_problem(3, m=25)
     lam = 0.01
-    q = minimize_discrepancy(M0, X_src, lam)
+    q = minimize_discrepancy(M0, X_src, lam, method=method)
     f = discrepancy_objective(q, M0, X_src, lam)
     rng = np.random.default_rng(3)
     others = [np.full(25, 1 / 25), *np.eye(25), *rng.dirichlet(np.ones(25) * 0.2, size=200)]
@@ -70,6 +79,7 @@ def test_cvxpy_solution_beats_feasible_points():
 
 @pytest.mark.parametrize("solver", ["CLARABEL", "SCS"])
 def test_sdp_solvers_agree(solver):
+    cp = _needs_cvxpy()
     if solver not in cp.installed_solvers():
         pytest.skip(f"{solver} not installed")
     M0, X_src = _small_problem(4)
@@ -79,6 +89,7 @@ def test_sdp_solvers_agree(solver):
 
 
 def test_zero_discrepancy_when_target_is_reweighted_source():
+    _needs_cvxpy()
     # M0 is exactly a convex combination of the x_i x_i^T: optimum ||M(q)|| = 0 at lam = 0
     rng = np.random.default_rng(5)
     X_src = rng.normal(size=(12, 3))
@@ -92,13 +103,36 @@ def test_bad_inputs_exact():
     with pytest.raises(ValueError, match="method"):
         minimize_discrepancy(np.eye(2), np.ones((3, 2)), method="magic")
     with pytest.raises(ValueError, match="lam"):
-        minimize_discrepancy_cvxpy(np.eye(2), np.ones((3, 2)), -1.0)
+        minimize_discrepancy(np.eye(2), np.ones((3, 2)), -1.0)
     with pytest.raises(ValueError, match="columns"):
-        minimize_discrepancy_cvxpy(np.eye(2), np.ones((3, 4)))
+        minimize_discrepancy(np.eye(2), np.ones((3, 4)))
     with pytest.raises(ValueError, match="alpha"):
         weighted_ridge(np.ones((3, 2)), np.ones(3), np.ones(3), -1.0)
     with pytest.raises(ValueError, match="sample_weight"):
         weighted_ridge(np.ones((3, 2)), np.ones(3), -np.ones(3), 1.0)
+
+
+def test_gap_stop_keeps_the_smoothing_accuracy():
+    # the Frank-Wolfe gap stop ends a stage within a tenth of its smoothing error
+    # log(2d)/mu; the final stage's is 1e-4 of the uniform weights' discrepancy (default
+    # mu_final), so stopping early costs at most ~1.1e-4 of it against running every stage
+    # to max_iter
+    for seed in (1, 7):
+        M0, X_src = _small_problem(seed, m=60)
+        disc_uniform = spectral_norm(discrepancy_matrix(M0, X_src, np.full(60, 1 / 60)))
+        f_stop = discrepancy_objective(minimize_discrepancy_smoothed(M0, X_src), M0, X_src, 1e-3)
+        f_full = discrepancy_objective(minimize_discrepancy_smoothed(M0, X_src, gap_tol=0.0),
+                                       M0, X_src, 1e-3)
+        assert abs(f_stop - f_full) <= 1.1e-4 * disc_uniform
+
+
+def test_cvxpy_solver_without_cvxpy_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # `import cvxpy` now raises ImportError
+    M0, X_src = _small_problem(6, m=10)
+    with pytest.raises(ImportError, match=r"pip install \"skhybrid\[exact\]\""):
+        minimize_discrepancy(M0, X_src, method="cvxpy")
+    q = minimize_discrepancy(M0, X_src)  # the default needs nothing extra
+    assert q.min() >= 0 and q.sum() == pytest.approx(1.0)
 
 
 # ----------------------------------------------------------------- weighted ridge

@@ -1,6 +1,7 @@
 """DiscrepancyAdaptationRegressor: utility, accounting, noise spy, label blindness, routing."""
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -19,8 +20,6 @@ from skhybrid.adaptation._solvers import (
 )
 from skhybrid.adaptation._exact import project_simplex
 from skhybrid.mechanisms._noise import record_noise
-
-cp = pytest.importorskip("cvxpy")
 
 DELTA = 1e-5
 
@@ -83,9 +82,13 @@ def test_intercept_by_public_centring_is_shift_equivariant(small):
     a = DAR(epsilon=np.inf, solver="exact", fit_intercept=True).fit(X, y, public_mask=pub)
     b = DAR(epsilon=np.inf, solver="exact", fit_intercept=True).fit(X + v, y + c,
                                                                     public_mask=pub)
+    # The centred problems agree up to rounding, and the numpy stage-1 solver stops once
+    # its optimality gap is certified small, so the two fits agree to its accuracy
+    # (measured 1e-5 here), not to rounding; a centring error would move the predictions
+    # by the shift, of order 1.
     np.testing.assert_allclose(b.predict(small.X_test + v), a.predict(small.X_test) + c,
-                               atol=1e-8)
-    np.testing.assert_allclose(a.sample_weights_, b.sample_weights_, atol=1e-8)
+                               atol=1e-4)
+    np.testing.assert_allclose(a.sample_weights_, b.sample_weights_, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- accounting
@@ -315,12 +318,56 @@ def test_routing_cross_validate_and_grid_search():
     assert any(len(rows) == N_ROUTE for rows, _ in FIT_LOG)
 
 
+# ------------------------------------------------------------------ optional exact solver
+
+
+def test_default_stage_one_needs_no_cvxpy(small, monkeypatch):
+    # the default is the numpy solver whether or not cvxpy is installed: the same weights
+    # with cvxpy made unimportable (a fresh fit, same seed)
+    X, y, pub = _stack(small)
+    fits = [DAR(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y, public_mask=pub)]
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # `import cvxpy` now raises ImportError
+    fits.append(DAR(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y, public_mask=pub))
+    np.testing.assert_array_equal(fits[0].sample_weights_, fits[1].sample_weights_)
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert fits[1].solver_info_["discrepancy_solver"] == "numpy"
+
+
+@pytest.mark.parametrize("solver", ["exact", "noisy-moments"])
+def test_cvxpy_solver_without_cvxpy_says_how_to_install_and_charges_nothing(
+        small, monkeypatch, solver):
+    X, y, pub = _stack(small)
+    monkeypatch.setitem(sys.modules, "cvxpy", None)
+    acc = PrivacyAccountant()
+    est = DAR(epsilon=np.inf if solver == "exact" else 1.0, delta=DELTA, solver=solver,
+              discrepancy_solver="cvxpy", accountant=acc)
+    with pytest.raises(ImportError, match=r"pip install \"skhybrid\[exact\]\""):
+        est.fit(X, y, public_mask=pub)
+    assert acc.events == [] and not hasattr(est, "privacy_spent_")
+    # the iterative solvers do not solve problem (5) as is, so they do not need it
+    DAR(epsilon=np.inf, solver="two-stage-fw", max_iter=5,
+        discrepancy_solver="cvxpy").fit(X, y, public_mask=pub)
+
+
+@pytest.mark.parametrize("solver", ["exact", "noisy-moments"])
+def test_cvxpy_stage_one_agrees_with_numpy(small, solver):
+    pytest.importorskip("cvxpy")
+    X, y, pub = _stack(small)
+    eps = np.inf if solver == "exact" else 1.0
+    a = DAR(epsilon=eps, delta=DELTA, solver=solver, random_state=0).fit(X, y, public_mask=pub)
+    b = DAR(epsilon=eps, delta=DELTA, solver=solver, random_state=0,
+            discrepancy_solver="cvxpy").fit(X, y, public_mask=pub)
+    assert b.solver_info_["discrepancy_solver"] == "cvxpy"
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-2)
+
+
 # ----------------------------------------------------------------------------- solver pieces
 
 
 @pytest.mark.parametrize("p", [2.0, 1.5, 1 + 1 / math.log(25)])
 @pytest.mark.parametrize("eta", [0.05, 2.0])
 def test_pnorm_prox_matches_cvxpy(p, eta):
+    cp = pytest.importorskip("cvxpy")  # the reference solver (skhybrid[exact])
     rng = np.random.default_rng(int(10 * p + eta))
     m = 25
     g, q0 = rng.normal(size=m), rng.dirichlet(np.ones(m))

@@ -6,7 +6,15 @@ import re
 import pytest
 from sklearn.utils.estimator_checks import check_estimator
 
-from .._registry import _DOMAIN_FAILURES, ESTIMATORS
+from skhybrid.utils._sklearn_compat import SKLEARN_VERSION
+
+from .._registry import (
+    _DOMAIN_FAILURES,
+    _OLDER_SKLEARN_DOMAIN_FAILURES,
+    ESTIMATORS,
+    OLDER_SKLEARN_CHECK_BUGS,
+    PINNED_SKLEARN,
+)
 
 # Our domain errors, and sklearn's wording when a check trips over one of them.
 _DOMAIN = re.compile(
@@ -32,6 +40,15 @@ def test_expected_failures_come_from_the_domain_check(estimator):
     _, expected = _DOMAIN_FAILURES[type(estimator).__name__]
     results = check_estimator(estimator, on_fail=None)
     failed = {r["check_name"]: r["exception"] for r in results if r["status"] == "failed"}
-    assert set(failed) == set(expected), "the set of failing checks changed"
+    for name in OLDER_SKLEARN_CHECK_BUGS.get(type(estimator).__name__, ()):
+        failed.pop(name, None)  # an older scikit-learn's own bug (see the registry)
+    if SKLEARN_VERSION[:2] >= PINNED_SKLEARN:
+        assert set(failed) == set(expected), "the set of failing checks changed"
+    else:
+        # an older scikit-learn: its check data may trip the domain check in a few more
+        # checks (listed in the registry); the cause is asserted below all the same
+        older = set(_OLDER_SKLEARN_DOMAIN_FAILURES.get(type(estimator).__name__, ()))
+        assert set(expected) - older <= set(failed) <= set(expected), (
+            "the set of failing checks changed")
     for name, exc in failed.items():
         assert any(_DOMAIN.search(m) for m in _messages(exc)), (name, str(exc)[:200])

@@ -62,17 +62,14 @@ def test_small_run_has_every_method_and_charges_epsilon():
 
 
 def test_plot_polytope_draws_the_chosen_halfspaces(tmp_path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    pytest.importorskip("matplotlib")
+    from skhybrid.experiments._plotting import new_figure
 
     X, y, public, *_ = exp.make_problem("ball", 2, 300, "realizable", 0)
     clf = exp._ppm(1.0, 0, candidates="hull").fit(X, y, public_mask=public)
-    fig, ax = plt.subplots()
+    fig, ax = new_figure()
     exp.plot_polytope(ax, clf, X, y, public, "t", lim=1.05)
     assert len(ax.lines) == clf.halfspaces_[0].shape[0]
-    plt.close(fig)
 
 
 @pytest.mark.slow
