@@ -230,8 +230,10 @@ class PrivacyAccountant:
 
     @property
     def ledger(self):
-        """Where the events are kept (``"memory"``, ``"sqlite:<path>"`` or the PostgreSQL
-        URL without its password)."""
+        """Where the events are kept.
+
+        ``"memory"``, ``"sqlite:<path>"`` or the PostgreSQL URL without its password.
+        """
         return self._ledger.describe()
 
     @property
