@@ -261,9 +261,12 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="cvxpy", **kwargs):
         Source rows.
     lam : float, default=1e-3
         Ridge on q.
-    method : {"cvxpy", "smoothed"}, default="cvxpy"
-        Exact SDP via :func:`minimize_discrepancy_cvxpy` or the numpy solver
-        :func:`minimize_discrepancy_smoothed`.
+    method : {"cvxpy", "smoothed", "dual"}, default="cvxpy"
+        Exact SDP via :func:`minimize_discrepancy_cvxpy`, the numpy solver
+        :func:`minimize_discrepancy_smoothed`, or Newton's method on the d x d dual
+        (:func:`~skhybrid.adaptation._dual_solver.minimize_discrepancy_dual`, needs
+        ``lam > 0``; its cost per step does not grow with the number of rows beyond a few
+        passes over them).
     **kwargs
         Passed to the chosen solver.
 
@@ -275,7 +278,11 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="cvxpy", **kwargs):
         return minimize_discrepancy_cvxpy(M0, X_src, lam, **kwargs)
     if method == "smoothed":
         return minimize_discrepancy_smoothed(M0, X_src, lam, **kwargs)
-    raise ValueError(f"method must be 'cvxpy' or 'smoothed', got {method!r}.")
+    if method == "dual":
+        from ._dual_solver import minimize_discrepancy_dual  # imports this module
+
+        return minimize_discrepancy_dual(M0, X_src, lam, **kwargs)
+    raise ValueError(f"method must be 'cvxpy', 'smoothed' or 'dual', got {method!r}.")
 
 
 def weighted_ridge(X, y, sample_weight, alpha, *, fit_intercept=False):
