@@ -306,9 +306,13 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="smoothed", **kwargs):
         Source rows.
     lam : float, default=1e-3
         Ridge on q.
-    method : {"smoothed", "cvxpy"}, default="smoothed"
-        The numpy solver :func:`minimize_discrepancy_smoothed` or the exact SDP via
-        :func:`minimize_discrepancy_cvxpy` (needs ``pip install "skhybrid[exact]"``).
+    method : {"smoothed", "cvxpy", "dual"}, default="smoothed"
+        The numpy solver :func:`minimize_discrepancy_smoothed`, the exact SDP via
+        :func:`minimize_discrepancy_cvxpy` (needs ``pip install "skhybrid[exact]"``), or
+        Newton's method on the d x d dual
+        (:func:`~skhybrid.adaptation._dual_solver.minimize_discrepancy_dual`, needs
+        ``lam > 0``; its cost per step does not grow with the number of rows beyond a few
+        passes over them).
     **kwargs
         Passed to the chosen solver.
 
@@ -320,7 +324,11 @@ def minimize_discrepancy(M0, X_src, lam=1e-3, *, method="smoothed", **kwargs):
         return minimize_discrepancy_cvxpy(M0, X_src, lam, **kwargs)
     if method == "smoothed":
         return minimize_discrepancy_smoothed(M0, X_src, lam, **kwargs)
-    raise ValueError(f"method must be 'smoothed' or 'cvxpy', got {method!r}.")
+    if method == "dual":
+        from ._dual_solver import minimize_discrepancy_dual  # imports this module
+
+        return minimize_discrepancy_dual(M0, X_src, lam, **kwargs)
+    raise ValueError(f"method must be 'smoothed', 'cvxpy' or 'dual', got {method!r}.")
 
 
 def weighted_ridge(X, y, sample_weight, alpha, *, fit_intercept=False):

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, column_or_1d
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
@@ -25,6 +26,7 @@ from ._discrepancy import (
     discrepancy_gradient_sensitivity,
     single_stage_constants,
 )
+from ._dual_solver import minimize_discrepancy_dual
 from ._exact import import_cvxpy, minimize_discrepancy, weighted_ridge
 from ._solvers import (
     mirror_descent_noise,
@@ -44,12 +46,29 @@ _STAGE_ONE = ("noisy-moments", "exact")  # the solvers that solve BMS23 problem 
 
 
 def _exact_weights(M0, X_src, lam, discrepancy_solver):
-    """Cortes–Mohri stage 1 (BMS23 problem (5)): the numpy solver, or the SDP when asked.
+    """Cortes–Mohri stage 1 (BMS23 problem (5)) from ``M0`` and the public rows only.
 
-    The choice is the user's parameter, never whether cvxpy happens to be installed, so a
-    fit gives the same weights in every environment.
+    ``"numpy"``: Newton's method on the d x d dual
+    (:mod:`skhybrid.adaptation._dual_solver`: a few passes over the rows per step, stopped
+    on an exact duality gap); when ``lam = 0`` (no unique optimum) or when it does not
+    reach its certificate, the numpy smoothed solver, with a ``ConvergenceWarning``.
+    ``"cvxpy"``: the SDP. The choice is the user's parameter, never whether cvxpy happens
+    to be installed, so a fit gives the same weights in every environment.
     """
     if discrepancy_solver == "numpy":
+        if lam > 0:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                q, info = minimize_discrepancy_dual(M0, X_src, lam, return_info=True)
+            if info["converged"]:
+                return q
+            warnings.warn(
+                "The dual discrepancy solver did not certify its weights within its step "
+                "budget; solving stage 1 with the smoothed numpy solver instead (slower, "
+                "one variable per public row).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return minimize_discrepancy(M0, X_src, lam, method="smoothed")
     with warnings.catch_warnings():
         # CLARABEL's "may be inaccurate" on tiny problems; the weights are renormalised.
@@ -87,17 +106,23 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
           iterate (see :func:`~skhybrid.adaptation._solvers.private_frank_wolfe`).
         - ``"two-stage-fw"``: BMS23 Algorithm 2 for q, then q-weighted ridge.
         - ``"two-stage-md"``: BMS23 Algorithm 3 for q, then q-weighted ridge.
-        - ``"exact"``: non-private Cortes–Mohri (SDP of BMS23 problem (5)), then ridge.
+        - ``"exact"``: non-private Cortes–Mohri (BMS23 problem (5)), then ridge.
           Refused (ValueError) unless ``epsilon=np.inf``.
     discrepancy_solver : {"numpy", "cvxpy"}, default="numpy"
         How ``"noisy-moments"`` and ``"exact"`` solve BMS23 problem (5) for q (the other
-        solvers ignore it). ``"numpy"``: smoothing plus accelerated projected gradient
-        (:func:`~skhybrid.adaptation._exact.minimize_discrepancy_smoothed`), no extra
-        dependency; its objective is within about 1e-4 times the uniform weights'
-        discrepancy of the optimum. ``"cvxpy"``: the exact semidefinite program, solved by
-        cvxpy's interior-point solver; needs the optional dependency
-        (``pip install "skhybrid[exact]"``), else ``fit`` raises ImportError before any
-        charge. The result never depends on what happens to be installed.
+        solvers ignore it). ``"numpy"``: Newton's method on the problem's dual over
+        symmetric d x d matrices
+        (:func:`~skhybrid.adaptation._dual_solver.minimize_discrepancy_dual`): each step
+        costs a few passes over the public rows and a ``d(d+1)/2``-sized linear solve, and
+        it stops on an exact duality gap (``P(q) - P* <= 1e-6 P(q)``), so 10^6 public rows
+        fit in seconds; where it does not reach its certificate (or ``lam=0``) the smoothed
+        numpy solver (:func:`~skhybrid.adaptation._exact.minimize_discrepancy_smoothed`,
+        one variable per public row) is used instead, with a ``ConvergenceWarning``.
+        ``"cvxpy"``: the exact semidefinite program, solved by cvxpy's interior-point
+        solver; needs the optional dependency (``pip install "skhybrid[exact]"``), else
+        ``fit`` raises ImportError before any charge. The result never depends on what
+        happens to be installed. Either way q is computed from ``M0`` (for
+        ``"noisy-moments"`` the released noisy moment) and the public rows only.
     data_norm : float or None, default=None
         The public bound r on a target row's l2 norm (after centring, with
         ``fit_intercept=True``); private rows are clipped to it. ``None`` takes the largest
