@@ -3,6 +3,7 @@
 import copy
 import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 
@@ -17,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
+from ..exceptions import SeedReuseWarning
 from ._probe import mask_fit_params, privacy_prefix, probe_events
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
@@ -325,6 +327,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.privacy_spent_ = {"central": (total, event.delta), "local": (0.0, 0.0)}
         if accountant is not None:
             accountant.spend([event], source=type(self).__name__)
+            seeded = isinstance(self.random_state, (Integral, np.random.RandomState)) and (
+                not isinstance(self.random_state, bool))
+            if seeded and not nonprivate and accountant.budget("central")[0] < math.inf:
+                warnings.warn(
+                    f"PrivateSearchCV: random_state={self.random_state!r} fixes the split, "
+                    "the number of runs and every run's noise while the accountant's budget "
+                    "is finite: a second search with this seed on neighbouring data differs "
+                    "by exactly what differs in the data. Use random_state=None for "
+                    "releases; fixed seeds are for tests and reproductions.",
+                    SeedReuseWarning, stacklevel=2)
         if self.verbose:
             print(f"[PrivateSearchCV] charged {self.privacy_spent_['central']}; "
                   + ("every candidate scored exactly" if nonprivate else

@@ -257,3 +257,11 @@ def test_clone_and_pickle(data):
                                           epsilon=1.0, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_a_fixed_seed_with_a_finite_budget_warns(data):
+    from skhybrid import SeedReuseWarning
+
+    X, y = data
+    with pytest.warns(SeedReuseWarning, match="random_state=0"):
+        _search(accountant=PrivacyAccountant(epsilon=2.0)).fit(X, y)
