@@ -12,13 +12,12 @@ Measured at ε = 1 (2 × 3,000 fits, the quick run, 8 s): ε_lb = 0.78; the twin
 import numpy as np
 import pytest
 
-# ⊥ (no parity) is a frequent, expected output here.
-pytestmark = pytest.mark.filterwarnings("ignore::skhybrid.exceptions.DegenerateModelWarning")
-
-from skhybrid.learners import PrivateParityClassifier
-from skhybrid.learners import _parity, _parity_core
+from skhybrid.learners import PrivateParityClassifier, _parity, _parity_core
 
 from .test_parity_audit import BOT, D, EPSILON, _epsilon_lower_bound, _worst_event
+
+# ⊥ (no parity) is a frequent, expected output here.
+pytestmark = pytest.mark.filterwarnings("ignore::skhybrid.exceptions.DegenerateModelWarning")
 
 
 def _count(X, y, event, seeds):
