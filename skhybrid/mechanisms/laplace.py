@@ -18,7 +18,7 @@ _STEPS = 1024
 _RANGE_STEPS = 2.0**50
 
 
-def laplace_lattice(sensitivity, epsilon, n_values, integer=False):
+def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None):
     """Lattice step ``g``, integer noise scale ``t`` and realised ε of the snapped mechanism.
 
     The value is rounded to the lattice ``g Z`` (``g`` a power of two) and discrete
@@ -43,6 +43,11 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False):
         Number of coordinates of one release (each costs rounding).
     integer : bool, default=False
         Whether the query is integer-valued.
+    min_step : float or None, default=None
+        A power of two below which ``g`` is not taken: values are clamped to ``±2^50``
+        lattice steps, so a tiny sensitivity would otherwise shrink the range a release
+        can hold. The rounding term ``n_values`` of ``Δ_int`` then dominates (the noise is
+        about ``n_values · g / ε``), which the calibration above already covers.
 
     Returns
     -------
@@ -60,6 +65,8 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False):
         delta_int = int(sensitivity) << k
     else:
         g = 2.0 ** math.floor(math.log2(sensitivity / (_STEPS * max(1, n_values))))
+        if min_step is not None:
+            g = max(g, float(min_step))
         delta_int = math.floor(sensitivity / g) + int(n_values)
     t = max(1, math.ceil(Fraction(delta_int) / Fraction(epsilon)))
     return g, t, delta_int / t
@@ -82,14 +89,18 @@ class LaplaceMechanism(Mechanism):
         Privacy parameter ε > 0.
     sensitivity : float
         The ℓ1-sensitivity Δ of the query (over the whole output vector).
+    min_step : float or None, default=None
+        Smallest lattice step (a power of two), for queries whose sensitivity is tiny
+        against the values' range (see :func:`laplace_lattice`).
     """
 
     name = "laplace"
     kind = "pure"
 
-    def __init__(self, epsilon, sensitivity=1.0):
+    def __init__(self, epsilon, sensitivity=1.0, min_step=None):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
+        self.min_step = min_step
 
     @property
     def scale(self):
@@ -118,7 +129,8 @@ class LaplaceMechanism(Mechanism):
         arr = arr.astype(np.float64)
         if not np.all(np.isfinite(arr)):
             raise ValueError("The Laplace mechanism needs finite values (got NaN or inf).")
-        g, t, _ = laplace_lattice(self.sensitivity, self.epsilon, max(1, arr.size), integer)
+        g, t, _ = laplace_lattice(self.sensitivity, self.epsilon, max(1, arr.size), integer,
+                                  self.min_step)
         index = np.rint(np.clip(arr / g, -_RANGE_STEPS, _RANGE_STEPS)).astype(np.int64)
         noise = _noise.discrete_laplace(rng, t, arr.shape or None, unit=g, tag=self.name)
         return (index + noise).astype(np.float64) * g

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, make_classification
+from sklearn.datasets import load_breast_cancer, load_iris, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
@@ -89,13 +89,18 @@ def test_noise_call_spy_matches_the_charged_events():
     (event,) = acc.events
     gammas = [d for d in draws if d.kind == "gamma"]
     assert len(gammas) == event.count == 3
-    eps_prime = ObjectivePerturbation(event.epsilon, event.params["lambda"], 150).eps_prime
-    assert eps_prime == event.params["eps_prime"]
+    mech = ObjectivePerturbation(event.epsilon, event.params["lambda"], 150,
+                                 output_share=event.params["output_share"])
+    assert mech.eps_prime == event.params["eps_prime"]
+    assert mech.eps_op + mech.eps_out == event.epsilon and mech.eps_out > 0
     for d in gammas:
-        assert d.scale == pytest.approx(2.0 / eps_prime) and d.tag == "objective_perturbation"
-    # besides the norms, only the uniform directions (scale 1) are drawn
-    assert {d.kind for d in draws} == {"gamma", "gaussian"}
+        assert d.scale == pytest.approx(2.0 / mech.eps_prime) and d.tag == "objective_perturbation"
+    # besides the norms: the uniform directions (scale 1), and one exact Laplace output
+    # release per problem (approximate minima perturbation) of 5 coefficients each
+    assert {d.kind for d in draws} == {"gamma", "gaussian", "discrete_laplace"}
     assert all(d.scale == 1.0 for d in draws if d.kind == "gaussian")
+    outputs = [d for d in draws if d.kind == "discrete_laplace"]
+    assert [d.count for d in outputs] == [5, 5, 5] and {d.tag for d in outputs} == {"laplace"}
 
 
 def test_small_epsilon_uses_the_extra_regulariser_branch():
@@ -279,3 +284,26 @@ def test_newton_keeps_its_hessian_near_the_minimiser_and_still_reaches_it(monkey
     monkeypatch.setattr(op, "_NEWTON_MAX_DIM", 0)  # L-BFGS
     v, _, _ = mech.solve(X, y_pm, b)
     np.testing.assert_allclose(u, v, atol=1e-7)
+
+
+def test_approximate_minima_perturbation_release():
+    # Iyengar et al. 2019: the point is released with Laplace noise of l1 sensitivity
+    # 2 p tol / (lambda + extra) at 5 % of epsilon; the objective gets the other 95 %.
+    mech = ObjectivePerturbation(1.0, 1e-3, 500, output_share=0.05)
+    assert mech.eps_out == pytest.approx(0.05) and mech.eps_op + mech.eps_out == 1.0
+    reg = mech.lam + mech.extra_reg
+    assert mech.output_sensitivity(31, 1e-10) == pytest.approx(2 * 31 * 1e-10 / reg)
+    u = np.linspace(-50, 50, 31)
+    released = mech.release(u, 1e-10, np.random.default_rng(0))
+    # lattice points of step >= 2^-30, within 20 noise scales of u (P[miss] < 31 e^-20)
+    scale = mech.output_sensitivity(31, 1e-10) / mech.eps_out
+    assert np.all(np.abs(released - u) < 20 * scale) and np.any(released != u)
+    np.testing.assert_array_equal(released / 2.0**-30, np.rint(released / 2.0**-30))
+    assert ObjectivePerturbation(1.0, 1e-3, 500).release(u, 1e-10, None) is u
+
+
+def test_private_fit_that_misses_its_tolerance_releases_nothing():
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.raises(RuntimeError, match="gradient tolerance"):
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=1, random_state=0,
+                             data_norm=1000.0).fit(X, y)
