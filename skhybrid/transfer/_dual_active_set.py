@@ -15,11 +15,13 @@ triangular R. Adding a constraint is one Householder reflection of J's last p �
 dropping one is LAPACK-backed Givens re-triangularisation (:func:`scipy.linalg.qr_delete`).
 A step costs O(p²) plus O(|pool| p) to update the violations of a *candidate pool* of rows;
 rows outside the pool are checked only when the pool is satisfied, and the most violated
-of them join it.
+of them join it. The method may start from any active set whose equality-constrained
+optimum has non-negative multipliers (a *warm start*, e.g. from the support vectors of a
+previous, related problem).
 """
 
 import numpy as np
-from scipy.linalg import lapack, qr_delete
+from scipy.linalg import lapack, qr, qr_delete, solve_triangular
 
 __all__ = ["min_norm_dual_active_set"]
 
@@ -76,17 +78,55 @@ class _Factor:
         self.q = q - 1
 
 
-def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
+def _warm_factor(Z, start, u, max_rounds=20):
+    """Factor of a dual-feasible starting active set drawn from the rows ``start``.
+
+    Any active set A whose equality-constrained optimum v = Z_Aᵀu (Z_A v = 1) has u ≥ 0 is
+    a valid Goldfarb–Idnani starting point. A rank-revealing QR of Z_startᵀ keeps a
+    linearly independent subset; rows with a negative multiplier are removed and the
+    rest refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
+    returns the factor and the active rows.
+    """
+    p = Z.shape[1]
+    fac = _Factor(p)
+    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))
+    for _ in range(max_rounds):
+        if rows.size == 0:
+            break
+        Q, R, piv = qr(Z[rows].T, mode="full", pivoting=True, check_finite=False)
+        diag = np.abs(np.diag(R))
+        rank = int(np.count_nonzero(diag > 1e-8 * diag[0]))  # well-conditioned part
+        rows = rows[piv[:rank]]
+        R1 = R[:rank, :rank]
+        y = solve_triangular(R1, np.ones(rank), trans="T", check_finite=False)
+        w = solve_triangular(R1, y, check_finite=False)
+        if np.all(w >= 0):
+            fac.J = np.asfortranarray(Q)
+            fac.R[:rank, :rank] = R1
+            fac.q = rank
+            u[:rank] = w
+            return fac, [int(i) for i in rows]
+        rows = rows[w >= 0]
+    return fac, []
+
+
+def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_scans=200,
                              max_steps=None, verbose=0):
     """Solve min ½‖v‖² s.t. Z v ≥ 1 exactly (Goldfarb–Idnani with G = I).
 
     Parameters
     ----------
-    Z : ndarray of shape (m, p)
-        Constraint rows.
+    Z : ndarray of shape (m, p), or an object with ``shape``, ``Z[rows]`` for an int array
+        and ``Z @ v``
+        Constraint rows (only the pool's rows are ever formed).
     pool : array-like of int
         Rows whose violations are tracked at every step (e.g. the smallest margins under a
         previous solution).
+    start : array-like of int or None, default=None
+        Rows to start from (e.g. a previous solution's support vectors that are rows of
+        ``Z``): a linearly independent subset whose equality-constrained multipliers are
+        all ≥ 0 becomes the first active set (:func:`_warm_factor`). ``None``: the empty
+        set (v = 0). Changes the path, never the answer.
     tol : float, default=1e-9
         A row is satisfied when ⟨zᵢ, v⟩ ≥ 1 − tol.
     growth : int or None, default=None
@@ -120,10 +160,9 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
     m, p = Z.shape
     growth = growth or p
     max_steps = max_steps or 50 * (m + p)
-    fac = _Factor(p)
-    v = np.zeros(p)
-    active = []
     u = np.zeros(p + 1)  # multipliers of the active set, then of the entering row
+    fac, active = _warm_factor(Z, start, u)
+    v = Z[active].T @ u[:len(active)] if active else np.zeros(p)
     pool = np.unique(np.asarray(pool, dtype=np.intp))
     in_pool = np.zeros(m, bool)
     in_pool[pool] = True
@@ -131,9 +170,10 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
     buf = np.empty((min(m, 2 * pool.size + growth), p))
     buf[:pool.size] = Z[pool]
     Zp = buf[:pool.size]
-    slack = Zp @ v - 1.0
     steps = scans = 0
     while True:
+        # One product with the pool per entering row (not per add or drop step).
+        slack = Zp @ v - 1.0
         j = int(np.argmin(slack))
         if slack[j] >= -tol:
             # Pool satisfied: scan every row; the most violated outsiders join the pool.
@@ -157,7 +197,6 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
             buf[pool.size:size] = Z[new]
             Zp = buf[:size]
             pool = np.concatenate([pool, new])
-            slack = np.concatenate([slack, full[new]])
             continue
         n = Zp[j]
         q = fac.q
@@ -183,13 +222,11 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
             t = min(t1, t2)
             if np.isfinite(t2):
                 v += t * z
-                slack += t * (Zp @ z)
             u[:q] -= t * r
             u[q] += t
             if t2 <= t1:
                 fac.add(d)
                 active.append(int(pool[j]))
-                slack[j] = max(slack[j], 0.0)
                 break
             fac.drop(k)
             del active[k]
