@@ -82,31 +82,33 @@ def _warm_factor(Z, start, u, max_rounds=20):
     """Factor of a dual-feasible starting active set drawn from the rows ``start``.
 
     Any active set A whose equality-constrained optimum v = Z_Aᵀu (Z_A v = 1) has u ≥ 0 is
-    a valid Goldfarb–Idnani starting point. A rank-revealing QR of Z_startᵀ keeps a
-    linearly independent subset; rows with a negative multiplier are removed and the
-    rest refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
+    a valid Goldfarb–Idnani starting point. Rows whose QR pivot is tiny (repeated or
+    nearly dependent rows) and rows with a negative multiplier are removed and the rest
+    refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
     returns the factor and the active rows.
     """
     p = Z.shape[1]
     fac = _Factor(p)
-    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))
+    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))[:p]
+    A = Z[rows].T if rows.size else None
     for _ in range(max_rounds):
         if rows.size == 0:
             break
-        Q, R, piv = qr(Z[rows].T, mode="full", pivoting=True, check_finite=False)
+        Q, R = qr(A, mode="full", check_finite=False)
         diag = np.abs(np.diag(R))
-        rank = int(np.count_nonzero(diag > 1e-8 * diag[0]))  # well-conditioned part
-        rows = rows[piv[:rank]]
-        R1 = R[:rank, :rank]
-        y = solve_triangular(R1, np.ones(rank), trans="T", check_finite=False)
-        w = solve_triangular(R1, y, check_finite=False)
-        if np.all(w >= 0):
-            fac.J = np.asfortranarray(Q)
-            fac.R[:rank, :rank] = R1
-            fac.q = rank
-            u[:rank] = w
-            return fac, [int(i) for i in rows]
-        rows = rows[w >= 0]
+        ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
+        if ok.all():
+            y = solve_triangular(R[:rows.size], np.ones(rows.size), trans="T",
+                                 check_finite=False)
+            w = solve_triangular(R[:rows.size], y, check_finite=False)
+            if np.all(w >= 0):
+                fac.J = np.asfortranarray(Q)
+                fac.R[:rows.size, :rows.size] = R[:rows.size]
+                fac.q = rows.size
+                u[:rows.size] = w
+                return fac, [int(i) for i in rows]
+            ok = w >= 0
+        rows, A = rows[ok], A[:, ok]
     return fac, []
 
 
@@ -167,15 +169,20 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
     in_pool = np.zeros(m, bool)
     in_pool[pool] = True
     # The pool's rows live in a buffer that grows geometrically (appends stay O(p) per row).
+    # A single-precision copy picks the entering row (half the memory traffic); the pick
+    # is checked in double precision, and the pool is checked exactly before any scan.
     buf = np.empty((min(m, 2 * pool.size + growth), p))
     buf[:pool.size] = Z[pool]
-    Zp = buf[:pool.size]
+    buf32 = buf.astype(np.float32)
+    Zp, Zp32 = buf[:pool.size], buf32[:pool.size]
     steps = scans = 0
     while True:
         # One product with the pool per entering row (not per add or drop step).
-        slack = Zp @ v - 1.0
-        j = int(np.argmin(slack))
-        if slack[j] >= -tol:
+        j = int(np.argmin(Zp32 @ v.astype(np.float32)))
+        if float(Zp[j] @ v) - 1.0 >= -tol:
+            slack = Zp @ v - 1.0
+            j = int(np.argmin(slack))
+        if float(Zp[j] @ v) - 1.0 >= -tol:
             # Pool satisfied: scan every row; the most violated outsiders join the pool.
             scans += 1
             full = Z @ v - 1.0
@@ -194,8 +201,11 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
             size = pool.size + new.size
             if size > buf.shape[0]:
                 buf = np.concatenate([buf, np.empty((min(m, 2 * size) - buf.shape[0], p))])
+                buf32 = np.concatenate([buf32, np.empty((buf.shape[0] - buf32.shape[0], p),
+                                                        np.float32)])
             buf[pool.size:size] = Z[new]
-            Zp = buf[:size]
+            buf32[pool.size:size] = buf[pool.size:size]
+            Zp, Zp32 = buf[:size], buf32[:size]
             pool = np.concatenate([pool, new])
             continue
         n = Zp[j]

@@ -22,9 +22,11 @@ Both return the unique optimum; warm starting (choosing the first candidate rows
 previous hyperplane) changes the work done, never the answer.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 from sklearn.base import BaseEstimator
 
 from .._threads import single_blas_thread_if_small
@@ -132,18 +134,31 @@ def _polish(Z, v, lam, fit_intercept):
     d = p - 1 if fit_intercept else p
     act = np.flatnonzero(lam > 1e-6 * lam.max())
     Za = Z[act]
-    K = np.zeros((p + act.size, p + act.size))
-    K[np.arange(d), np.arange(d)] = 1.0
-    K[:p, p:] = Za.T
-    K[p:, :p] = Za
-    rhs = np.r_[np.zeros(p), np.ones(act.size)]
     try:
-        sol = np.linalg.solve(K, rhs)
-    except np.linalg.LinAlgError:
+        if act.size == p:
+            # a vertex (p active rows, as on App. C data): Z_A v = 1 fixes v, and
+            # Z_Aᵀλ = Pv the multipliers; one LU instead of the 2p × 2p system
+            with warnings.catch_warnings():  # singular: non-finite, caught below
+                warnings.simplefilter("ignore", LinAlgWarning)
+                lu = lu_factor(Za, check_finite=False)
+            v_new = lu_solve(lu, np.ones(p), check_finite=False)
+            pv = v_new.copy()
+            pv[d:] = 0.0
+            lam_a = lu_solve(lu, pv, trans=1, check_finite=False)
+            sol = np.r_[v_new, lam_a]
+        else:
+            K = np.zeros((p + act.size, p + act.size))
+            K[np.arange(d), np.arange(d)] = 1.0
+            K[:p, p:] = Za.T
+            K[p:, :p] = Za
+            rhs = np.r_[np.zeros(p), np.ones(act.size)]
+            sol = np.linalg.solve(K, rhs)
+            sol[p:] *= -1.0
+    except (np.linalg.LinAlgError, ValueError):
         return v, lam
     if not np.all(np.isfinite(sol)):
         return v, lam
-    v_new, lam_a = sol[:p], -sol[p:]
+    v_new, lam_a = sol[:p], sol[p:]
     if np.all(lam_a >= 0) and np.all(Z @ v_new >= 1.0 - 1e-9):
         lam_new = np.zeros(m)
         lam_new[act] = lam_a
@@ -347,7 +362,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         # 1 under the previous hyperplane) seed the first active set.
         start = np.flatnonzero(np.abs(margins - 1.0) <= 1e-8) if warm else None
         # First working set / pool: smallest margins, with both classes represented.
-        W = np.argsort(margins, kind="stable")[:pool_size]
+        W = np.argpartition(margins, pool_size - 1)[:pool_size] if pool_size < n else np.arange(n)
+        W = W[np.argsort(margins[W], kind="stable")]
         for cls in (1.0, -1.0):
             if not np.any(s[W] == cls):
                 idx = np.flatnonzero(s == cls)

@@ -213,3 +213,31 @@ def test_str_warm_start_errors():
     # LogisticRegression has warm_start: accepted
     SubsampleTestReweigh(LogisticRegression(), epsilon=np.inf, warm_start=True, max_iter=3,
                          random_state=0).fit(X, y, curator_mask=mask)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_polish_vertex_shortcut_matches_kkt_system(fit_intercept):
+    # p active rows: the LU shortcut must give the (v, λ) of the full KKT system, and keep
+    # the input when that point has a negative multiplier
+    from skhybrid.transfer._hard_margin import _polish
+
+    p, kept, moved = 7, 0, 0
+    d = p - 1 if fit_intercept else p
+    P = np.diag(np.r_[np.ones(d), np.zeros(p - d)])
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        Za = np.eye(p) + 0.1 * rng.normal(size=(p, p))
+        v_ref = np.linalg.solve(Za, np.ones(p))
+        lam_ref = np.linalg.solve(Za.T, P @ v_ref)
+        others = 10 * np.abs(rng.normal(size=(5, p)))
+        Z = np.vstack([Za, others * np.sign(others @ v_ref)[:, None]])  # feasible rows
+        v, lam = _polish(Z, np.zeros(p), np.r_[np.ones(p), np.zeros(5)], fit_intercept)
+        if np.all(lam_ref >= 0):
+            moved += 1
+            np.testing.assert_allclose(v, v_ref, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(lam[:p], lam_ref, rtol=1e-10, atol=1e-12)
+            assert np.all(lam[p:] == 0)
+        else:
+            kept += 1
+            assert np.array_equal(v, np.zeros(p))
+    assert moved > 0 and (kept > 0 or not fit_intercept)
