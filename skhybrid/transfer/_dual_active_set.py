@@ -118,16 +118,16 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
 
     Parameters
     ----------
-    Z : ndarray of shape (m, p), or an object with ``shape``, ``Z[rows]`` for an int array
-        and ``Z @ v``
-        Constraint rows (only the pool's rows are ever formed).
+    Z : ndarray of shape (m, p) or array-like operator
+        Constraint rows. Any object with ``shape``, ``Z[rows]`` (an int array of rows)
+        and ``Z @ v`` will do: only the pool's rows are ever formed.
     pool : array-like of int
         Rows whose violations are tracked at every step (e.g. the smallest margins under a
         previous solution).
     start : array-like of int or None, default=None
         Rows to start from (e.g. a previous solution's support vectors that are rows of
         ``Z``): a linearly independent subset whose equality-constrained multipliers are
-        all ≥ 0 becomes the first active set (:func:`_warm_factor`). ``None``: the empty
+        all ≥ 0 becomes the first active set. ``None``: the empty
         set (v = 0). Changes the path, never the answer.
     tol : float, default=1e-9
         A row is satisfied when ⟨zᵢ, v⟩ ≥ 1 − tol.

@@ -228,8 +228,9 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         new rows (margin 1 under that hyperplane) rather than from an empty active set.
         Changes only the work done: the solution is the same unique optimum.
     solver : {"active-set", "interior-point"}, default="active-set"
-        ``"active-set"``: Goldfarb–Idnani, O(d²) per added or dropped constraint (about
-        7(d + 1) steps on KS App. C data; ≈0.9 s at 37k distinct rows × 500 features).
+        ``"active-set"``: Goldfarb–Idnani, O(d²) per added or dropped constraint (on KS
+        App. C data at 48,022 rows × 500 features: about 15(d + 1) steps, ≈1.8 s, from
+        the class means; 6(d + 1) steps, ≈0.6 s, warm-started in STR's loop).
         ``"interior-point"``: working-set rounds, each a dense primal-dual interior-point
         QP from scratch (≈35 s on the same data). Both return the unique optimum.
     verbose : int, default=0
