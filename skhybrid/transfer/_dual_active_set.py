@@ -173,12 +173,14 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
     # is checked in double precision, and the pool is checked exactly before any scan.
     buf = np.empty((min(m, 2 * pool.size + growth), p))
     buf[:pool.size] = Z[pool]
-    buf32 = buf.astype(np.float32)
+    with np.errstate(over="ignore"):  # a row beyond float32's range only spoils the pick
+        buf32 = buf.astype(np.float32)
     Zp, Zp32 = buf[:pool.size], buf32[:pool.size]
     steps = scans = 0
     while True:
         # One product with the pool per entering row (not per add or drop step).
-        j = int(np.argmin(Zp32 @ v.astype(np.float32)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            j = int(np.argmin(Zp32 @ v.astype(np.float32)))
         if float(Zp[j] @ v) - 1.0 >= -tol:
             slack = Zp @ v - 1.0
             j = int(np.argmin(slack))
@@ -204,7 +206,8 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
                 buf32 = np.concatenate([buf32, np.empty((buf.shape[0] - buf32.shape[0], p),
                                                         np.float32)])
             buf[pool.size:size] = Z[new]
-            buf32[pool.size:size] = buf[pool.size:size]
+            with np.errstate(over="ignore"):
+                buf32[pool.size:size] = buf[pool.size:size]
             Zp, Zp32 = buf[:size], buf32[:size]
             pool = np.concatenate([pool, new])
             continue
