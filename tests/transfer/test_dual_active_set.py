@@ -98,4 +98,3 @@ def test_warm_start_changes_path_not_answer(seed):
         assert set(other[1]) == set(cold[1])
         assert np.all(other[2] >= 0)
     assert warm[3] < cold[3]  # fewer add/drop steps
-
