@@ -114,7 +114,7 @@ QUICK = {
         ["--n", "5000", "--d", "50", "--rounds", "3", "--repeats", "2"],
         "speed-up over naive LinearSVC (s/round)",
         _rows(rf"^(?P<name>(?:active-set|interior-point|naive)\S*(?: \S+)*?)\s+(?P<a>{NUM})"
-              rf"\s+(?P<ratio>{NUM})\s+\d+\s+{NUM}$", lambda g: g["name"])),
+              rf"\s+(?:{NUM}|nan)\s+(?P<ratio>{NUM})\s+\d+\s+{NUM}$", lambda g: g["name"])),
     "bench_threads.py": (
         ["--repeats", "3"], "default pool/1 thread (s)",
         _rows(rf"^(?P<name>\S.*?)\s+(?P<a>{NUM})\s+(?P<b>{NUM})\s+(?P<ratio>{NUM})$",

@@ -15,11 +15,13 @@ triangular R. Adding a constraint is one Householder reflection of J's last p �
 dropping one is LAPACK-backed Givens re-triangularisation (:func:`scipy.linalg.qr_delete`).
 A step costs O(p²) plus O(|pool| p) to update the violations of a *candidate pool* of rows;
 rows outside the pool are checked only when the pool is satisfied, and the most violated
-of them join it.
+of them join it. The method may start from any active set whose equality-constrained
+optimum has non-negative multipliers (a *warm start*, e.g. from the support vectors of a
+previous, related problem).
 """
 
 import numpy as np
-from scipy.linalg import lapack, qr_delete
+from scipy.linalg import lapack, qr, qr_delete, solve_triangular
 
 __all__ = ["min_norm_dual_active_set"]
 
@@ -76,17 +78,57 @@ class _Factor:
         self.q = q - 1
 
 
-def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
+def _warm_factor(Z, start, u, max_rounds=20):
+    """Factor of a dual-feasible starting active set drawn from the rows ``start``.
+
+    Any active set A whose equality-constrained optimum v = Z_Aᵀu (Z_A v = 1) has u ≥ 0 is
+    a valid Goldfarb–Idnani starting point. Rows whose QR pivot is tiny (repeated or
+    nearly dependent rows) and rows with a negative multiplier are removed and the rest
+    refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
+    returns the factor and the active rows.
+    """
+    p = Z.shape[1]
+    fac = _Factor(p)
+    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))[:p]
+    A = Z[rows].T if rows.size else None
+    for _ in range(max_rounds):
+        if rows.size == 0:
+            break
+        Q, R = qr(A, mode="full", check_finite=False)
+        diag = np.abs(np.diag(R))
+        ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
+        if ok.all():
+            y = solve_triangular(R[:rows.size], np.ones(rows.size), trans="T",
+                                 check_finite=False)
+            w = solve_triangular(R[:rows.size], y, check_finite=False)
+            if np.all(w >= 0):
+                fac.J = np.asfortranarray(Q)
+                fac.R[:rows.size, :rows.size] = R[:rows.size]
+                fac.q = rows.size
+                u[:rows.size] = w
+                return fac, [int(i) for i in rows]
+            ok = w >= 0
+        rows, A = rows[ok], A[:, ok]
+    return fac, []
+
+
+def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_scans=200,
                              max_steps=None, verbose=0):
     """Solve min ½‖v‖² s.t. Z v ≥ 1 exactly (Goldfarb–Idnani with G = I).
 
     Parameters
     ----------
-    Z : ndarray of shape (m, p)
-        Constraint rows.
+    Z : ndarray of shape (m, p) or array-like operator
+        Constraint rows. Any object with ``shape``, ``Z[rows]`` (an int array of rows)
+        and ``Z @ v`` will do: only the pool's rows are ever formed.
     pool : array-like of int
         Rows whose violations are tracked at every step (e.g. the smallest margins under a
         previous solution).
+    start : array-like of int or None, default=None
+        Rows to start from (e.g. a previous solution's support vectors that are rows of
+        ``Z``): a linearly independent subset whose equality-constrained multipliers are
+        all ≥ 0 becomes the first active set. ``None``: the empty
+        set (v = 0). Changes the path, never the answer.
     tol : float, default=1e-9
         A row is satisfied when ⟨zᵢ, v⟩ ≥ 1 − tol.
     growth : int or None, default=None
@@ -120,22 +162,29 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
     m, p = Z.shape
     growth = growth or p
     max_steps = max_steps or 50 * (m + p)
-    fac = _Factor(p)
-    v = np.zeros(p)
-    active = []
     u = np.zeros(p + 1)  # multipliers of the active set, then of the entering row
+    fac, active = _warm_factor(Z, start, u)
+    v = Z[active].T @ u[:len(active)] if active else np.zeros(p)
     pool = np.unique(np.asarray(pool, dtype=np.intp))
     in_pool = np.zeros(m, bool)
     in_pool[pool] = True
     # The pool's rows live in a buffer that grows geometrically (appends stay O(p) per row).
+    # A single-precision copy picks the entering row (half the memory traffic); the pick
+    # is checked in double precision, and the pool is checked exactly before any scan.
     buf = np.empty((min(m, 2 * pool.size + growth), p))
     buf[:pool.size] = Z[pool]
-    Zp = buf[:pool.size]
-    slack = Zp @ v - 1.0
+    with np.errstate(over="ignore"):  # a row beyond float32's range only spoils the pick
+        buf32 = buf.astype(np.float32)
+    Zp, Zp32 = buf[:pool.size], buf32[:pool.size]
     steps = scans = 0
     while True:
-        j = int(np.argmin(slack))
-        if slack[j] >= -tol:
+        # One product with the pool per entering row (not per add or drop step).
+        with np.errstate(over="ignore", invalid="ignore"):
+            j = int(np.argmin(Zp32 @ v.astype(np.float32)))
+        if float(Zp[j] @ v) - 1.0 >= -tol:
+            slack = Zp @ v - 1.0
+            j = int(np.argmin(slack))
+        if float(Zp[j] @ v) - 1.0 >= -tol:
             # Pool satisfied: scan every row; the most violated outsiders join the pool.
             scans += 1
             full = Z @ v - 1.0
@@ -154,10 +203,13 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
             size = pool.size + new.size
             if size > buf.shape[0]:
                 buf = np.concatenate([buf, np.empty((min(m, 2 * size) - buf.shape[0], p))])
+                buf32 = np.concatenate([buf32, np.empty((buf.shape[0] - buf32.shape[0], p),
+                                                        np.float32)])
             buf[pool.size:size] = Z[new]
-            Zp = buf[:size]
+            with np.errstate(over="ignore"):
+                buf32[pool.size:size] = buf[pool.size:size]
+            Zp, Zp32 = buf[:size], buf32[:size]
             pool = np.concatenate([pool, new])
-            slack = np.concatenate([slack, full[new]])
             continue
         n = Zp[j]
         q = fac.q
@@ -183,13 +235,11 @@ def min_norm_dual_active_set(Z, *, pool, tol=1e-9, growth=None, max_scans=200,
             t = min(t1, t2)
             if np.isfinite(t2):
                 v += t * z
-                slack += t * (Zp @ z)
             u[:q] -= t * r
             u[q] += t
             if t2 <= t1:
                 fac.add(d)
                 active.append(int(pool[j]))
-                slack[j] = max(slack[j], 0.0)
                 break
             fac.drop(k)
             del active[k]

@@ -55,3 +55,46 @@ def test_infeasible_and_caps_raise():
         min_norm_dual_active_set(Z, pool=[0], growth=1, max_scans=1)
     with pytest.raises(ValueError, match="3 steps"):
         min_norm_dual_active_set(Z, pool=np.arange(400), max_steps=3)
+
+
+def test_warm_factor_is_dual_feasible_and_exact():
+    from skhybrid.transfer._dual_active_set import _warm_factor
+
+    Z = _rows(800, 15, seed=5)
+    # more rows than dimensions, duplicates and rows with negative multipliers
+    start = np.r_[np.arange(40), [3, 3, 7]]
+    u = np.zeros(Z.shape[1] + 1)
+    fac, active = _warm_factor(Z, start, u)
+    q = len(active)
+    assert 0 < q <= Z.shape[1] and fac.q == q and len(set(active)) == q
+    assert set(active) <= set(start)
+    np.testing.assert_allclose(fac.J.T @ fac.J, np.eye(Z.shape[1]), atol=1e-12)
+    np.testing.assert_allclose(fac.J[:, :q] @ fac.R[:q, :q], Z[active].T, atol=1e-10)
+    assert np.all(u[:q] >= 0)
+    v = Z[active].T @ u[:q]
+    np.testing.assert_allclose(Z[active] @ v, 1.0, atol=1e-9)  # the active rows are tight
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_start_changes_path_not_answer(seed):
+    # a related problem (overlapping rows, as STR's successive subsamples) gives the start
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(4000, 25))
+    y = np.sign(X @ rng.normal(size=25))
+    Zall = y[:, None] * X
+    old = rng.choice(4000, 2500, replace=False)
+    new = rng.choice(4000, 2500, replace=False)
+    _, act_old, *_ = min_norm_dual_active_set(Zall[old], pool=np.arange(100), growth=30)
+    pos = {r: i for i, r in enumerate(new)}
+    start = [pos[r] for r in old[act_old] if r in pos]
+    assert start  # some previous support vectors are rows of the new problem
+    Z = Zall[new]
+    cold = min_norm_dual_active_set(Z, pool=np.arange(100), growth=30)
+    warm = min_norm_dual_active_set(Z, pool=np.arange(100), growth=30, start=start)
+    rand = min_norm_dual_active_set(Z, pool=np.arange(100), growth=30,
+                                    start=rng.choice(2500, 60, replace=False))
+    for other in (warm, rand):
+        np.testing.assert_allclose(other[0], cold[0], rtol=1e-10, atol=1e-10)
+        assert set(other[1]) == set(cold[1])
+        assert np.all(other[2] >= 0)
+    assert warm[3] < cold[3]  # fewer add/drop steps

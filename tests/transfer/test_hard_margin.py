@@ -67,6 +67,47 @@ def test_warm_start_same_solution_fewer_or_equal_rounds():
         assert warm.n_iter_ <= cold.n_iter_
 
 
+def _app_c_like(n, d, seed, k=5, sigma=0.02, alpha=0.02):
+    # KS App. C: source N(0, I_d), target halfspace on k coordinates at threshold σΦ⁻¹(α)
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = np.zeros(d)
+    w[:k] = 1 / np.sqrt(k)
+    return X, np.where(X @ w > sigma * norm.ppf(alpha), 1, -1)
+
+
+@pytest.mark.parametrize("data", ["app_c", "random"])
+def test_warm_support_start_matches_cold(data, monkeypatch):
+    # STR-like successive subsamples: the warm fit starts its active set from the previous
+    # support vectors among the new rows, and must return the cold fit's unique optimum
+    from skhybrid.transfer import _hard_margin
+
+    X, y = _app_c_like(6000, 40, 0) if data == "app_c" else _separable(6000, 40, 1, 0.01)
+    starts, steps = [], []
+    solve = _hard_margin.min_norm_dual_active_set
+
+    def spy(Z, **kw):
+        out = solve(Z, **kw)
+        starts.append(0 if kw["start"] is None else len(kw["start"]))
+        steps.append(out[3])
+        return out
+
+    monkeypatch.setattr(_hard_margin, "min_norm_dual_active_set", spy)
+    rng = np.random.default_rng(1)
+    warm = HardMarginLinearSVC(warm_start=True)
+    for _ in range(4):
+        idx = rng.choice(len(y), 3000)  # with replacement: duplicate rows, as STR draws
+        warm.fit(X[idx], y[idx])
+        cold = HardMarginLinearSVC().fit(X[idx], y[idx])
+        np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(warm.intercept_, cold.intercept_, rtol=1e-9, atol=1e-9)
+        assert np.array_equal(np.unique(idx[warm.support_]), np.unique(idx[cold.support_]))
+    assert min(starts[2::2]) > 0  # later warm fits did start from previous support vectors
+    assert sum(steps[2::2]) < sum(steps[3::2])  # ... and took fewer steps than cold fits
+
+
 def test_solvers_agree_on_larger_problem():
     X, y = _separable(3000, 40, 7, margin=0.02)
     a = HardMarginLinearSVC(solver="active-set").fit(X, y)
@@ -172,3 +213,31 @@ def test_str_warm_start_errors():
     # LogisticRegression has warm_start: accepted
     SubsampleTestReweigh(LogisticRegression(), epsilon=np.inf, warm_start=True, max_iter=3,
                          random_state=0).fit(X, y, curator_mask=mask)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_polish_vertex_shortcut_matches_kkt_system(fit_intercept):
+    # p active rows: the LU shortcut must give the (v, λ) of the full KKT system, and keep
+    # the input when that point has a negative multiplier
+    from skhybrid.transfer._hard_margin import _polish
+
+    p, kept, moved = 7, 0, 0
+    d = p - 1 if fit_intercept else p
+    P = np.diag(np.r_[np.ones(d), np.zeros(p - d)])
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        Za = np.eye(p) + 0.1 * rng.normal(size=(p, p))
+        v_ref = np.linalg.solve(Za, np.ones(p))
+        lam_ref = np.linalg.solve(Za.T, P @ v_ref)
+        others = 10 * np.abs(rng.normal(size=(5, p)))
+        Z = np.vstack([Za, others * np.sign(others @ v_ref)[:, None]])  # feasible rows
+        v, lam = _polish(Z, np.zeros(p), np.r_[np.ones(p), np.zeros(5)], fit_intercept)
+        if np.all(lam_ref >= 0):
+            moved += 1
+            np.testing.assert_allclose(v, v_ref, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(lam[:p], lam_ref, rtol=1e-10, atol=1e-12)
+            assert np.all(lam[p:] == 0)
+        else:
+            kept += 1
+            assert np.array_equal(v, np.zeros(p))
+    assert moved > 0 and (kept > 0 or not fit_intercept)
