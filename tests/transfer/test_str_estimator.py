@@ -147,9 +147,11 @@ def test_noise_spy_sees_every_round():
     # Nothing else draws noise.
     (order,) = [d for d in draws if d.tag == "agent-rounds"]  # agents assigned to rounds once
     assert order.kind == "permutation" and order.scale == 400
+    # the learner's output noise (approximate minima perturbation): one release per round
+    assert len([d for d in draws if d.tag == "laplace"]) == T
     assert {d.tag for d in draws} == {"agent-rounds", "str-subsample", "gaussian_randomized_response",
                                       "objective_perturbation",
-                                      "objective_perturbation-direction"}
+                                      "objective_perturbation-direction", "laplace"}
 
 
 def test_mw_weights_never_exposed():
