@@ -22,7 +22,8 @@ test_parity_fit_audit.py; they are not audited again here.
 Measured at ε = 1 (quick runs; a fit costs about 2.5 ms, nearly all validation; the
 module's default tests take 18 s under ``time``, at most 5 s each): local agent ε_lb =
 0.31 (2 × 1,200 fits), twin 2.04; curator tree 0.25 (2 × 2,000 fits), twin 3.06
-(2 × 1,200 fits).
+(2 × 1,200 fits). Slow runs (2 × 10,000 fits, about 30 s each): local agent 0.51,
+curator tree 0.39.
 """
 
 import numpy as np

@@ -17,9 +17,9 @@ is chosen on the first half of the runs and the Clopper-Pearson bound is taken o
 second half. Mutation twin: agents keep their bit with the probability of 3ε while the
 estimator still charges ε.
 
-Measured at ε = 1, quick runs (``time``: 8 s for the module's default tests on a shared
-core): curator ε_lb = 0.72 (2 × 3,000 fits), twin 2.47; local ε_lb = 0.79 (2 × 2,000 fits),
-twin 2.19. Slow runs (2 × 20,000 fits): curator 0.91, local 0.95.
+Measured at ε = 1, quick runs (each default test 4-6 s under ``time`` on a shared core):
+curator ε_lb = 0.78 (2 × 3,000 fits), twin 2.53; local ε_lb = 0.71 (2 × 2,000 fits),
+twin 2.28. Slow runs (2 × 20,000 fits, 35 s and 75 s): curator 0.91, local 0.91.
 """
 
 import math

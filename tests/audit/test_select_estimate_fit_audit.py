@@ -19,9 +19,10 @@ eight rows +1 on D, one of them −1 on D': the mean moves by the sensitivity 2/
 public), so the test asserts ε_lb ≤ ε/2. Mutation twin: Laplace noise at a tenth of its
 scale (the charge unchanged).
 
-Measured at ε = 1 (quick runs, module default tests 12 s under ``time`` on a shared
-core): curator ε_lb = 0.66 (2 × 3,000 fits), twin 2.30; local 0.80 (2 × 2,000), twin 2.25;
-curator only 0.19 (2 × 2,000), twin 3.57.
+Measured at ε = 1 (quick runs, each default test 1.5-3 s under ``time`` on a shared
+core): curator ε_lb = 0.44 (2 × 3,000 fits), twin 2.05; local 0.74 (2 × 2,000), twin
+2.36; curator only 0.35 (2 × 2,000), twin 3.62. Slow runs (2 × 20,000 fits): curator
+0.69, local 0.94, curator only 0.44.
 """
 
 import math

@@ -18,9 +18,9 @@ its exact δ at ε = 1 is 0.20. The audit catches a bug that shrinks the per-ste
 about 4-fold or more (σ/4: exact δ 0.11, measured excess +0.03 at 2 × 4,000 fits, too
 close to zero for a default test); σ/2 is not caught (exact δ negative).
 
-Measured (2 × 4,000 fits, the quick run, 5 s under ``time`` on a shared core):
-δ_lb − δ = −0.34 for the estimator, +0.068 for the twin; slow run (2 × 40,000 fits):
-−0.28 and +0.091.
+Measured (2 × 4,000 fits, the quick run, 5 s per test under ``time`` on a shared core):
+δ_lb − δ = −0.64 for the estimator, +0.12 for the twin at σ/5; slow run (2 × 40,000
+fits, about 60 s per test): −0.57 and +0.17.
 """
 
 import numpy as np
