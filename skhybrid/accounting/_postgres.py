@@ -241,19 +241,24 @@ class PostgreSQLLedger:
 
     # ------------------------------------------------------------------ setup
     def _open(self, create):
+        return self._retrying(lambda con: self._open_on(con, create), " while opening it")
+
+    def _retrying(self, action, during=""):
+        """``action(con)`` on a pooled connection; a stale one (a restarted server) is
+        replaced once. Only for work that writes nothing before it can fail."""
         psycopg = _psycopg()
-        for attempt in (0, 1):  # a stale connection (restarted server) is replaced once
+        for attempt in (0, 1):
             con = _checkout(self._dsn, self._where)
             try:
-                return self._open_on(con, create)
+                return action(con)
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise _no_rights(self._where, exc) from exc
             except psycopg.OperationalError as exc:
                 _discard(con)
                 if attempt:
                     raise LedgerUnavailableError(
-                        f"Lost the connection to the PostgreSQL ledger {self._where} while "
-                        f"opening it: {_reason(exc)}."
+                        f"Lost the connection to the PostgreSQL ledger {self._where}"
+                        f"{during}: {_reason(exc)}."
                     ) from exc
             finally:
                 _checkin(self._dsn, con)
@@ -366,21 +371,8 @@ class PostgreSQLLedger:
                     f"Lost the connection to the PostgreSQL ledger {self._where} during a "
                     f"charge: {_reason(exc)}. Nothing was charged and nothing computed."
                 ) from exc
-        for attempt in (0, 1):  # a read changes nothing: a stale connection is replaced
-            con = _checkout(self._dsn, self._where)
-            try:
-                return con.execute(sql, args).fetchall()
-            except psycopg.errors.InsufficientPrivilege as exc:
-                raise _no_rights(self._where, exc) from exc
-            except psycopg.OperationalError as exc:
-                _discard(con)
-                if attempt:
-                    raise LedgerUnavailableError(
-                        f"Lost the connection to the PostgreSQL ledger {self._where}: "
-                        f"{_reason(exc)}."
-                    ) from exc
-            finally:
-                _checkin(self._dsn, con)
+        # A read changes nothing: a stale connection may be replaced.
+        return self._retrying(lambda con: con.execute(sql, args).fetchall())
 
     # ------------------------------------------------------------------ interface
     def read(self, start=0):
