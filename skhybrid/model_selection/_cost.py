@@ -1,6 +1,5 @@
 """The price of a search, before it runs."""
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,7 +12,7 @@ from sklearn.model_selection import (
     check_cv,
 )
 
-from ..accounting import POPULATIONS, BudgetExceededError, PrivacyEvent, best_view, compose_events
+from ..accounting import POPULATIONS, BudgetExceededError, best_view, compose_events
 from ._probe import privacy_prefix, probe_events
 from ._scorers import _DPScorer, _PublicScorer
 from ._search import PrivateSearchCV
@@ -110,21 +109,8 @@ def search_cost(search, X, y, *, accountant=None, **fit_params):
 
 
 def _private_search_event(search):
-    from ._selection import random_stopping_epsilon, run_epsilon_for_budget
-
-    if math.isinf(search.epsilon):
-        return PrivacyEvent("random-stopping-search", "nonprivate", math.inf)
-    m = search.n_iter or _default_runs(search)
-    run_eps = run_epsilon_for_budget(search.epsilon, search.delta, m)
-    total, analysis = random_stopping_epsilon(run_eps, search.delta, m)
-    if analysis == "pure":
-        return PrivacyEvent("random-stopping-search", "pure", total)
-    return PrivacyEvent("random-stopping-search", "approx", total, search.delta)
-
-
-def _default_runs(search):
     _, grid = search._candidate_space()
-    return min(2 * len(grid), 200) if grid is not None else 20
+    return search._search_event(search._expected_runs(grid))[0]
 
 
 def _sklearn_search_cost(search, X, y, fit_params):

@@ -266,17 +266,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         rng = check_generator(self.random_state)
         nonprivate = math.isinf(self.epsilon)
 
+        m = self._expected_runs(grid)
+        event, run_epsilon, analysis = self._search_event(m)
         if nonprivate:
             candidates = (list(grid) if grid is not None else list(ParameterSampler(
-                dists, self.n_iter or 20, random_state=_seed(rng))))
+                dists, m, random_state=_seed(rng))))
         else:
-            m = self.n_iter or (min(2 * len(grid), 200) if grid is not None else 20)
             k = draw_number_of_runs(rng, m)
             candidates = (
                 [grid[i] for i in rng.integers(len(grid), size=k)] if grid is not None
                 else list(ParameterSampler(dists, k, random_state=_seed(rng))))
-            run_epsilon = run_epsilon_for_budget(self.epsilon, self.delta, m)
-            total, analysis = random_stopping_epsilon(run_epsilon, self.delta, m)
         scored = public if self.score_rows == "public" else ~public
         val = self._split(scored, rng)
         train = ~val
@@ -295,7 +294,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             fit_params.update(mask_fit_params(self.estimator, name, mask[train],
                                               sklearn.get_config()["enable_metadata_routing"]))
         X_train, y_train = _take(X, train), y[train]
-        settings = {prefix + "epsilon": self.epsilon if nonprivate else run_epsilon}
+        settings = {prefix + "epsilon": run_epsilon}
         if prefix + "delta" in self.estimator.get_params():
             settings[prefix + "delta"] = 0.0
         # Price every run before charging: a refusal costs nothing.
@@ -313,18 +312,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         accountant = self.accountant
         if accountant is None:
             accountant = self.estimator.get_params().get(prefix + "accountant")
-        if nonprivate:
-            event = PrivacyEvent("random-stopping-search", "nonprivate", math.inf)
-            self.run_epsilon_, self.analysis_ = math.inf, "nonprivate"
-            self.privacy_spent_ = {"central": (math.inf, 0.0), "local": (0.0, 0.0)}
-        else:
-            event = (PrivacyEvent("random-stopping-search", "pure", total,
-                                  params={"run_epsilon": run_epsilon, "expected_runs": m})
-                     if analysis == "pure" else
-                     PrivacyEvent("random-stopping-search", "approx", total, self.delta,
-                                  params={"run_epsilon": run_epsilon, "expected_runs": m}))
-            self.run_epsilon_, self.analysis_ = run_epsilon, analysis
-            self.privacy_spent_ = {"central": (total, event.delta), "local": (0.0, 0.0)}
+        self.run_epsilon_, self.analysis_ = run_epsilon, analysis
+        self.privacy_spent_ = {"central": (event.epsilon, event.delta), "local": (0.0, 0.0)}
         if accountant is not None:
             accountant.spend([event], source=type(self).__name__)
             seeded = isinstance(self.random_state, (Integral, np.random.RandomState)) and (
@@ -371,6 +360,23 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             print(f"[PrivateSearchCV] selected {self.best_params_} (score "
                   f"{self.best_score_:.4g}) in {time.perf_counter() - start:.1f} s")
         return self
+
+    def _expected_runs(self, grid):
+        """m = E[K]: ``n_iter``, else twice the grid (at most 200), else 20."""
+        return self.n_iter or (min(2 * len(grid), 200) if grid is not None else 20)
+
+    def _search_event(self, m):
+        """The one event the search charges, with its per-run ε and the analysis used."""
+        if math.isinf(self.epsilon):
+            return (PrivacyEvent("random-stopping-search", "nonprivate", math.inf),
+                    math.inf, "nonprivate")
+        run_epsilon = run_epsilon_for_budget(self.epsilon, self.delta, m)
+        total, analysis = random_stopping_epsilon(run_epsilon, self.delta, m)
+        params = {"run_epsilon": run_epsilon, "expected_runs": m}
+        delta = 0.0 if analysis == "pure" else self.delta
+        kind = "pure" if analysis == "pure" else "approx"
+        return (PrivacyEvent("random-stopping-search", kind, total, delta, params=params),
+                run_epsilon, analysis)
 
     def _split(self, scored, rng):
         """Hold out ``validation_size`` of the scored rows, at random (data-independent)."""
