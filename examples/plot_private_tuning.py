@@ -100,8 +100,8 @@ plt.show()
 
 # %%
 # Reading the figure (10 splits, measured when this example was written): the plain
-# search scores about 0.957, but a quarter of what it releases (its fold scores, and the
-# choice they make) is outside the guarantee. ``PrivateSearchCV`` reaches about 0.953
+# search scores about 0.957, but its 24 fold scores, and the choice they make, are
+# outside the guarantee. ``PrivateSearchCV`` reaches about 0.953
 # with everything covered by one charge. Scoring only public rows costs accuracy here
 # (about 0.946): each validation fold holds only a dozen public rows. All three stay
 # flat in ε because most of these models lean on the public rows
