@@ -22,7 +22,6 @@ from ..learners._parity import (
     select_candidate,
 )
 from ..learners._parity_core import boosted_private_parity
-from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ..mechanisms.laplace import LaplaceMechanism
 from ..mechanisms.local.cdf import HierarchicalCDF

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 
-from ..accounting import _composition as comp
 from . import _noise
 from .gaussian import gaussian_lattice, zcdp_rho_for
 from ._base import Mechanism, SignRandomizer, check_delta, check_epsilon

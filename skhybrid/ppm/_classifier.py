@@ -435,7 +435,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             extra = _net_levels(W.shape[0], len(_NET_QUANTILES)) if W.shape[0] else no_extra
             parts.append((W, B, False, extra))
         families, offset = [], 0
-        for W, B, include_all, extra in parts:
+        for W, _B, include_all, extra in parts:
             families.append((offset, W.shape[0], include_all, extra))
             offset += W.shape[0]
         if self.candidates != "exact":
