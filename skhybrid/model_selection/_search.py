@@ -136,12 +136,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
     >>> from skhybrid import DPLogisticRegression
     >>> from skhybrid.model_selection import PrivateSearchCV
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(2000, 3))
-    >>> y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
+    >>> X, y = make_classification(n_samples=2000, n_features=3, n_informative=2,
+    ...                            n_redundant=0, random_state=0)
     >>> search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1, 10]},
     ...                          epsilon=1.0, random_state=0).fit(X, y)
     >>> search.privacy_spent_["central"]
