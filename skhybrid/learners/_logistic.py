@@ -107,9 +107,15 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         :ref:`the user guide <ug_logistic_amp>`. The output noise's scale is
         ``2 p tol / ((Λ+Δ) 0.05 ε)`` for p coefficients, negligible at the default.
     max_iter : int, default=1000
-        A private fit whose solver does not reach ``tol`` raises ``RuntimeError`` and
-        releases nothing (the charge stays); Newton's method on this strongly convex
-        objective reaches 1e-10 in a few dozen steps.
+        Iteration cap of a fit with no private row (``epsilon=np.inf`` or every row
+        public), which warns (``ConvergenceWarning``) when it stops short. A private fit
+        ignores it and runs its solver until ``tol``: whether a capped solver gets there
+        depends on the private rows, so stopping at a cap would turn the failure into a
+        release outside the guarantee. Damped Newton on this strongly convex objective
+        reaches 1e-10 in a few dozen steps; the only way a private fit can still miss
+        ``tol`` is float64 exhaustion (a ``tol`` near the rounding error of the gradient,
+        about 1e-16 times its largest term), and then it raises ``RuntimeError`` and
+        releases nothing (the charge stays).
     accountant : PrivacyAccountant or None, default=None
         Charged before the fit reads any private row.
     random_state : int, RandomState, Generator or None, default=None
@@ -291,17 +297,20 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                 public_coefs.append(center)
             b = mechanism.draw_noise(X_hat.shape[1], rng)
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
-                                                max_iter=self.max_iter, center=center)
+                                                max_iter=self.max_iter, center=center,
+                                                exhaustive=private_release)
             if private_release:
                 if grad_norm > self.tol:
                     # Approximate minima perturbation covers points whose gradient is
-                    # within tol; how far the solver got depends on the private rows, so
-                    # saying it (or releasing the point) would be outside the guarantee.
-                    # Fail closed; the charge stays (noise was drawn).
+                    # within tol, and the exhaustive solver stops short only when float64
+                    # arithmetic is exhausted. How far it got depends on the private rows,
+                    # so saying it (or releasing the point) would be outside the
+                    # guarantee. Fail closed; the charge stays (noise was drawn).
                     raise RuntimeError(
-                        "DPLogisticRegression did not reach its gradient tolerance tol on "
-                        "the perturbed objective, which the guarantee requires; nothing is "
-                        "released. Raise max_iter or tol, or lower data_norm/C."
+                        "DPLogisticRegression could not reach its gradient tolerance tol "
+                        "on the perturbed objective in float64 arithmetic, which the "
+                        "guarantee requires; nothing is released. Raise tol (the default "
+                        "1e-10 is far above float64's rounding error)."
                     )
                 u = mechanism.release(u, self.tol, rng)
             elif grad_norm > _STATIONARITY_WARN:

@@ -15,6 +15,16 @@ __all__ = ["ObjectivePerturbation", "clip_rows"]
 # Up to this many columns the exact Hessian is cheap: Newton; beyond, L-BFGS.
 _NEWTON_MAX_DIM = 500
 
+# Safety bound on the Newton steps of an exhaustive solve. Damped Newton on this smooth,
+# strongly convex objective converges globally and quadratically near the minimiser, so
+# an exhaustive solve ends at the tolerance or at a float64 stall long before it; the
+# bound only keeps a pathological input from looping for ever.
+_EXHAUSTIVE_MAX_ITER = 100_000
+
+# Consecutive float64-flat Newton steps that fail to halve the gradient before the
+# solver declares float64 exhausted (see ObjectivePerturbation._newton).
+_STALL_STEPS = 20
+
 # Bound c on the second derivative of the logistic loss ℓ(z) = log(1 + e^{-z}): ℓ'' ≤ 1/4.
 LOGISTIC_CURVATURE = 0.25
 
@@ -154,7 +164,7 @@ class ObjectivePerturbation:
         return norm * direction / np.linalg.norm(direction)
 
     def solve(self, X_hat, y_pm, b, row_weight=None, u0=None, tol=1e-10, max_iter=1000,
-              center=None):
+              center=None, exhaustive=False):
         """Minimise J_priv (Newton up to 500 columns, else L-BFGS); returns
         (u, n_iter, max |∇J_priv(u)|).
 
@@ -162,6 +172,12 @@ class ObjectivePerturbation:
         proof bounds the changed row's gradient by 1); public rows may carry any weight
         ≥ 0, because their terms are fixed across neighbours and convex (see the class
         docstring: they cancel in b − b′ and only add PSD terms to A).
+
+        ``exhaustive=True`` ignores ``max_iter``: the solver runs until the gradient is
+        within ``tol`` or float64 arithmetic makes no further progress (L-BFGS hands over
+        to Newton when it stops short). A private fit needs this: whether a capped solver
+        reaches ``tol`` depends on the private rows, so a cap would make the fit's failure
+        a release outside the guarantee.
         """
         n = self.n
         reg = self.lam + self.extra_reg
@@ -179,12 +195,17 @@ class ObjectivePerturbation:
             return value, grad
 
         u0 = np.zeros(X_hat.shape[1]) if u0 is None else u0
+        newton_cap = _EXHAUSTIVE_MAX_ITER if exhaustive else max_iter
         if X_hat.shape[1] <= _NEWTON_MAX_DIM:
-            u, nit = self._newton(X_hat, y_pm, weight, reg, b, c, u0, tol, max_iter)
+            u, nit = self._newton(X_hat, y_pm, weight, reg, b, c, u0, tol, newton_cap)
         else:
             res = minimize(fun, u0, jac=True, method="L-BFGS-B",
                            options={"gtol": tol, "ftol": 0.0, "maxiter": max_iter})
             u, nit = res.x, int(res.nit)
+            if exhaustive and np.max(np.abs(fun(u)[1])) > tol:
+                # L-BFGS stopped short (its cap or its line search): Newton from there.
+                u, more = self._newton(X_hat, y_pm, weight, reg, b, c, u, tol, newton_cap)
+                nit += more
         # What matters for the guarantee is how close to stationary the point is.
         grad_norm = float(np.max(np.abs(fun(u)[1])))
         return u, nit, grad_norm
@@ -217,8 +238,15 @@ class ObjectivePerturbation:
         value, grad, q = evaluate(u)
         g_first = g_norm = float(np.max(np.abs(grad)))
         factor = None
+        # Float64 exhaustion: steps accepted only because the value is flat to float64
+        # and the gradient wobbles below its last value. Newton from there halves the
+        # gradient in a step or two; _STALL_STEPS flat steps without halving mean that
+        # rounding, not the objective, decides the gradient.
+        mark, flat_steps = g_norm, 0
         for it in range(1, max_iter + 1):
             if g_norm <= tol:
+                return u, it - 1
+            if flat_steps > _STALL_STEPS:
                 return u, it - 1
             if factor is None:
                 factor = cho_factor(_hessian(X_hat, weight * q * (1.0 - q) / n, reg),
@@ -231,9 +259,11 @@ class ObjectivePerturbation:
                 cand = u - t * step
                 c_value, c_grad, c_q = evaluate(cand)
                 c_norm = float(np.max(np.abs(c_grad)))
-                accepted = (c_value <= value - 1e-4 * t * (grad @ step)
-                            # the value is flat to float64: the gradient decides
-                            or (abs(c_value - value) <= flat and c_norm < g_norm))
+                descent = c_value <= value - 1e-4 * t * (grad @ step)
+                # the value is flat to float64: the gradient decides
+                flat_step = abs(c_value - value) <= flat and c_norm < g_norm
+                # a step below float64's resolution of u is no step
+                accepted = (descent or flat_step) and not np.array_equal(cand, u)
                 if accepted or t < 1e-12:
                     break
                 t *= 0.5
@@ -247,6 +277,10 @@ class ObjectivePerturbation:
             if not keep:
                 factor = None
             fresh = False
+            if c_norm <= 0.5 * mark or value - c_value > flat:
+                mark, flat_steps = c_norm, 0
+            else:
+                flat_steps += 1
             u, value, grad, q, g_norm = cand, c_value, c_grad, c_q, c_norm
         return u, max_iter
 

@@ -202,15 +202,56 @@ def test_private_fit_releases_no_iteration_count_and_fails_closed():
     assert not hasattr(clf, "n_iter_")  # data-dependent: not released
     base = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
     assert base.n_iter_.shape == (1,) and base.n_iter_[0] >= 1
-    # A solver stopped short: no point and no data-dependent warning is released.
+    # max_iter does not stop a private fit: whether a capped solver reaches tol would
+    # depend on the private rows. The same seed gives the same release as an uncapped fit.
     import warnings
+
+    from skhybrid import SeedReuseWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", SeedReuseWarning)  # a fixed seed, on purpose
+        capped = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=1,
+                                      accountant=acc, random_state=3).fit(X, y)
+        free = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=3).fit(X, y)
+    np.testing.assert_array_equal(capped.coef_, free.coef_)
+    # Only float64 exhaustion stops it short: no point and no warning is released.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with pytest.raises(RuntimeError, match="nothing is released"):
-            DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=1, accountant=acc,
-                                 tol=1e-14).fit(X, y)
-    assert acc.spent()[0] == pytest.approx(2.0)  # both charges stay
+            DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc,
+                                 tol=1e-300).fit(X, y)
+    assert acc.spent()[0] == pytest.approx(3.0)  # every charge stays
+
+
+@pytest.mark.parametrize("dim", [6, 520])  # Newton; L-BFGS handing over to Newton
+def test_exhaustive_solve_ignores_the_iteration_cap(dim):
+    import skhybrid.learners._objective_perturbation as op
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1500, dim))
+    X /= np.linalg.norm(X, axis=1).max()
+    y_pm = np.where(X[:, :3].sum(axis=1) + 0.3 * rng.normal(size=1500) > 0, 1.0, -1.0)
+    mech = op.ObjectivePerturbation(1.0, 1e-3, 1500)
+    b = mech.draw_noise(dim, rng)
+    _, _, g_capped = mech.solve(X, y_pm, b, max_iter=1)
+    assert g_capped > 1e-10  # the twin: one iteration is not enough
+    u, nit, g = mech.solve(X, y_pm, b, max_iter=1, exhaustive=True)
+    assert g <= 1e-10 and nit > 1
+    v, _, _ = mech.solve(X, y_pm, b, max_iter=10_000)
+    np.testing.assert_allclose(u, v, atol=1e-7)
+
+
+def test_exhaustive_solve_detects_float64_exhaustion_quickly():
+    # A tolerance below float64's rounding error of the gradient cannot be met: the
+    # solver notices the stall within a few dozen steps instead of running to its bound.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X /= np.linalg.norm(X, axis=1).max()
+    y_pm = np.where(X[:, 0] > 0, 1.0, -1.0)
+    mech = ObjectivePerturbation(1.0, 1e-2, 300)
+    u, nit, g = mech.solve(X, y_pm, mech.draw_noise(4, rng), tol=1e-300, exhaustive=True)
+    assert 0 < g < 1e-12 and nit < 100
 
 
 def test_newton_reaches_the_same_minimiser_as_lbfgs():
@@ -305,5 +346,5 @@ def test_approximate_minima_perturbation_release():
 def test_private_fit_that_misses_its_tolerance_releases_nothing():
     X, y = load_breast_cancer(return_X_y=True)
     with pytest.raises(RuntimeError, match="gradient tolerance"):
-        DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=1, random_state=0,
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-300, random_state=0,
                              data_norm=1000.0).fit(X, y)
