@@ -8,6 +8,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
@@ -36,12 +37,51 @@ _STATIONARITY_WARN = 1e-7
 _OUTPUT_SHARE = 0.05
 
 
+# z of the paired sign test that must favour the DP model on the public rows
+# before it is released instead of the public-only model (see _public_model_wins).
+_SELECTION_Z = 1.0
+
+
 def _public_minimiser(X_hat, y_pm, C, norm, tol):
-    """scikit-learn's objective (same C) on public rows only: public data, no noise."""
+    """The same objective (same C) on public rows only: public data, no noise."""
     n_pub = max(1, X_hat.shape[0])
     problem = ObjectivePerturbation(math.inf, 1.0 / (C * n_pub * norm**2), n_pub)
     u, _, _ = problem.solve(X_hat, y_pm, np.zeros(X_hat.shape[1]), tol=tol, max_iter=200)
     return u
+
+
+def _public_logistic(X_hat, y, C, norm, fit_intercept):
+    """scikit-learn's LogisticRegression (multinomial, same C) on public rows alone, or the
+    one public label when the rows show only one.
+
+    ``X_hat`` holds normalised rows (the last column is the intercept feature when
+    ``fit_intercept``); the model is fitted on the clipped rows ``X_hat * norm`` and
+    returned as ``(classes, W)`` with ``W`` in the coordinates of ``X_hat``, one row per
+    class (binary: one row, for the second class)."""
+    X = X_hat * norm
+    if fit_intercept:
+        const, X = X[:, -1:], X[:, :-1]
+    labels = np.unique(y)
+    if len(labels) < 2:  # nothing to separate: a constant model
+        W = np.zeros((1, X_hat.shape[1]))
+        return labels, W
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LogisticRegression(C=C, fit_intercept=fit_intercept, max_iter=1000).fit(X, y)
+    theta = model.coef_
+    if fit_intercept:  # the intercept feature has value const[0] in the clipped rows
+        theta = np.hstack([theta, model.intercept_[:, None] / const[0, 0]])
+    return model.classes_, theta * norm
+
+
+def _predict(labels, scores):
+    """Labels from decision values: one column (binary), one per label, or none needed
+    (a single label)."""
+    if len(labels) == 1:
+        return np.full(scores.shape[0], labels[0])
+    if scores.shape[1] == 1:
+        return labels[(scores[:, 0] > 0).astype(int)]
+    return labels[np.argmax(scores, axis=1)]
 
 
 class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator):
@@ -86,12 +126,14 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         How public rows pay. ``"objective"``: they only enter the perturbed objective
         (Chaudhuri, Monteleoni & Sarwate 2011 with public rows; see
         :class:`~skhybrid.learners._objective_perturbation.ObjectivePerturbation`).
-        ``"auto"`` (with at least 10 public rows and two of each class): also (1) centre
-        the regulariser at the same objective's minimiser on the public rows alone -- a
-        public vector, so the privacy proof is unchanged -- and (2) release the public-only
-        model instead when it predicts the public rows better under 5-fold cross-validation
-        than the DP model does (post-processing of the DP output and public rows). Either
-        way the charge is the same; ``public_model_selected_`` says which was released.
+        ``"auto"``: also (1) centre the regulariser at the same objective's minimiser on
+        the public rows alone -- a public vector, so the privacy proof is unchanged -- and
+        (2) when the public rows show every class, release scikit-learn's
+        ``LogisticRegression`` (same ``C``) fitted on the public rows alone instead,
+        unless the DP model predicts the public rows clearly better than that model does
+        under cross-validation (a paired sign test at z = 1). Both are post-processing of
+        the DP output and the public rows. Either way the charge is the same;
+        ``public_model_selected_`` says which was released.
     classes : array-like or None, default=None
         The label set (a public domain). ``None``: the labels of the public rows when they
         show at least two, else the labels found in ``y`` with a
@@ -130,7 +172,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     intercept_ : ndarray of shape (1,) or (n_classes,)
     public_model_selected_ : bool
         True when ``public_rows="auto"`` released the public-only model (a function of the
-        public rows and of the DP model's public-row accuracy).
+        public rows and of the DP model's predictions on them). Its ``coef_`` are then
+        multinomial (one row per class) and ``predict_proba`` normalises their sigmoids,
+        as for the one-vs-rest DP model.
     n_iter_ : ndarray of shape (n_problems,)
         Solver iterations, set only when no private row was fitted (``epsilon=np.inf``
         or every row public): on a private fit the count depends on private rows and is
@@ -286,15 +330,14 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                    n_problems, rng):
         """The one-vs-rest problems (BLAS on one thread: small dense products)."""
         private_release = has_private and not self.nonprivate
-        use_public = private_release and self._public_can_help(public, y)
-        coefs, n_iter, public_coefs = [], [], []
+        use_public = private_release and self.public_rows == "auto" and public.any()
+        coefs, n_iter = [], []
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         for k, cls in enumerate(targets):
             y_pm = np.where(y == cls, 1.0, -1.0)
             center = None
             if use_public:  # the same objective on the public rows alone: public, free
                 center = _public_minimiser(X_hat[public], y_pm[public], self.C, norm, self.tol)
-                public_coefs.append(center)
             b = mechanism.draw_noise(X_hat.shape[1], rng)
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
                                                 max_iter=self.max_iter, center=center,
@@ -328,9 +371,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
 
         U = np.vstack(coefs)  # coefficients on the normalised rows X_hat
         self.public_model_selected_ = False
-        if use_public and self._public_model_wins(X_hat[public], y[public], U,
-                                                  np.vstack(public_coefs), norm):
-            U, self.public_model_selected_ = np.vstack(public_coefs), True
+        if use_public and self._public_model_wins(X_hat[public], y[public], U, norm):
+            # the public rows show every class (checked there): rows in classes_'s order
+            _, U = _public_logistic(X_hat[public], y[public], self.C, norm,
+                                    self.fit_intercept)
+            self.public_model_selected_ = True
         theta = U / norm
         if self.fit_intercept:
             self.coef_ = theta[:, :-1]
@@ -342,33 +387,36 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             self.n_iter_ = np.asarray(n_iter)
         return self
 
-    def _public_can_help(self, public, y):
-        """Whether public rows can centre and check the fit: enough of every class."""
-        if self.public_rows != "auto" or public.sum() < 10:
-            return False
-        labels = y[public]
-        return all(np.sum(labels == c) >= 2 for c in self.classes_)
+    def _public_model_wins(self, Xh, yp, U_dp, norm):
+        """Post-processing on public rows only: release the public-only model unless the
+        DP model predicts the public rows (``Xh``, normalised) clearly better.
 
-    def _public_model_wins(self, Xh, yp, U_dp, U_pub, norm):
-        """Post-processing on public rows only: keep the DP model unless the public-only
-        model predicts the public rows (``Xh``, normalised) at least as well under 5-fold
-        cross-validation; the DP model is scored on them in-sample, which favours it."""
-        dp_acc = np.mean(self._labels(Xh @ U_dp.T) == yp)
-        folds = np.arange(len(yp)) % min(5, len(yp))
-        targets = [self.classes_[1]] if len(self.classes_) == 2 else self.classes_
-        hits = 0
-        for f in np.unique(folds):
+        The public-only model (scikit-learn's LogisticRegression on the public rows) is
+        scored by cross-validation on the public rows, the DP model on the same rows
+        in-sample, which favours it slightly (public rows are in its objective); so the DP
+        model is kept only when a paired sign test favours it at z = 1: with ``a`` rows
+        that only the DP model gets right and ``b`` that only the public model gets right,
+        ``a − b > √(a + b)``. Few public rows therefore mean the public-only model,
+        exact and free, unless the DP model is far better.
+        """
+        if not all(np.any(yp == c) for c in self.classes_):
+            return False  # the public-only model could not predict every class
+        dp_right = self._labels(Xh @ U_dp.T) == yp
+        n_folds = min(5, len(yp))
+        folds = np.arange(len(yp)) % n_folds
+        pub_right = np.zeros(len(yp), dtype=bool)
+        for f in range(n_folds):
             train, test = folds != f, folds == f
-            U = np.vstack([_public_minimiser(Xh[train], np.where(yp[train] == c, 1.0, -1.0),
-                                             self.C, norm, self.tol) for c in targets])
-            hits += np.sum(self._labels(Xh[test] @ U.T) == yp[test])
-        return hits / len(yp) >= dp_acc  # ties: the public model, which costs nothing
+            labels, W = _public_logistic(Xh[train], yp[train], self.C, norm,
+                                         self.fit_intercept)
+            pub_right[test] = _predict(labels, Xh[test] @ W.T) == yp[test]
+        a = int(np.sum(dp_right & ~pub_right))
+        b = int(np.sum(pub_right & ~dp_right))
+        return not a - b > _SELECTION_Z * math.sqrt(a + b)
 
     def _labels(self, scores):
         """Labels from one-vs-rest scores, as ``predict`` turns decision values into them."""
-        if scores.shape[1] == 1:
-            return self.classes_[(scores[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return _predict(self.classes_, scores)
 
     def predict_proba(self, X):
         """Estimate class probabilities (sigmoid, or normalised one-vs-rest for 3+ classes).

@@ -274,12 +274,14 @@ def test_newton_reaches_the_same_minimiser_as_lbfgs():
     np.testing.assert_allclose(u, v, atol=1e-7)
 
 
-@pytest.mark.parametrize("loader", ["breast_cancer", "digits"])
+@pytest.mark.parametrize("loader", ["breast_cancer", "wine", "digits"])
 def test_public_rows_pay_by_default_on_real_data(loader):
     """The default fit with 10 % public rows is at least as accurate as the better of
-    LogisticRegression on the public rows alone and the all-private DP fit (margin 0.03),
-    at every epsilon. Measured (5 splits): breast cancer 0.94-0.95 vs public-only 0.953
-    and all-private 0.63-0.89; digits 0.86 vs 0.887 and 0.10-0.25."""
+    LogisticRegression on the public rows alone and the all-private DP fit (margin 0.01
+    on the mean over splits and ε), at every epsilon. Measured (5 splits, panel): breast
+    cancer 0.952 vs public-only 0.953 and all-private 0.63-0.88; wine 0.896 vs 0.874 and
+    0.34-0.69 (about 12 public rows: a class may have one); digits 0.884 vs 0.887 and
+    0.09-0.25."""
     from sklearn import datasets
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
@@ -303,7 +305,25 @@ def test_public_rows_pay_by_default_on_real_data(loader):
             scores["private"].append(DPLogisticRegression(**kw).fit(X_tr, y_tr).score(
                 X_te, y_te))
     default = np.mean(scores["default"])
-    assert default >= max(np.mean(scores["public"]), np.mean(scores["private"])) - 0.03
+    assert default >= max(np.mean(scores["public"]), np.mean(scores["private"])) - 0.01
+
+
+def test_public_rows_keep_the_dp_model_when_private_rows_carry_the_signal():
+    # 129 public rows, 30k private, 20 features: at eps = 5 the DP model is better than
+    # the public-only model, and the selection on public rows keeps it (measured: DP
+    # 0.836 kept, public-only 0.765); at eps = 0.05 the public model is released (0.779).
+    X, y = make_classification(n_samples=40_000, n_features=20, n_informative=10,
+                               flip_y=0.02, random_state=4)
+    X_tr, y_tr, X_te, y_te = X[:30_000], y[:30_000], X[30_000:], y[30_000:]
+    public = np.random.default_rng(0).random(30_000) < 0.004
+    pub = LogisticRegression(max_iter=5000).fit(X_tr[public], y_tr[public]).score(X_te, y_te)
+    kw = dict(data_norm=np.sqrt(20), classes=[0, 1], random_state=0)
+    strong = DPLogisticRegression(epsilon=5.0, **kw).fit(X_tr, y_tr, public_mask=public)
+    assert not strong.public_model_selected_
+    assert strong.score(X_te, y_te) >= pub + 0.01
+    weak = DPLogisticRegression(epsilon=0.05, **kw).fit(X_tr, y_tr, public_mask=public)
+    assert weak.public_model_selected_
+    assert weak.score(X_te, y_te) >= pub - 0.01
 
 
 def test_newton_keeps_its_hessian_near_the_minimiser_and_still_reaches_it(monkeypatch):
