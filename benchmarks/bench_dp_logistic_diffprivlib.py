@@ -4,8 +4,8 @@ Both fit ε-DP L2-regularised logistic regression by objective perturbation (Cha
 Monteleoni & Sarwate 2011, Algorithm 2) with the same ε, C and row-norm bound
 ``data_norm``, every row private, intercept fitted. diffprivlib 0.6.6 solves the perturbed
 objective with L-BFGS to a projected-gradient tolerance of 1e-4 (its default ``tol``);
-skhybrid solves it to a gradient of 1e-10 (its default ``tol``: the guarantee assumes the
-exact minimiser) and fails closed above 1e-7.
+skhybrid solves it to a gradient of 1e-10 (its default ``tol``, which sizes the output noise
+of approximate minima perturbation; a private fit runs until it gets there).
 
 diffprivlib does not import beside scikit-learn >= 1.8, so it runs in its own interpreter
 (``--diffprivlib-python``; default ``/work/venvs/dpl/bin/python`` when it exists), made with

@@ -23,7 +23,7 @@ from ..utils._sklearn_compat import (
     validate_data,
     validate_params,
 )
-from ._objective_perturbation import ObjectivePerturbation, clip_rows
+from ._objective_perturbation import ObjectivePerturbation
 
 __all__ = ["DPLogisticRegression"]
 
@@ -72,6 +72,19 @@ def _public_logistic(X_hat, y, C, norm, fit_intercept):
     if fit_intercept:  # the intercept feature has value const[0] in the clipped rows
         theta = np.hstack([theta, model.intercept_[:, None] / const[0, 0]])
     return model.classes_, theta * norm
+
+
+def _normalised_rows(X, data_norm, norm, intercept_scaling):
+    """Rows clipped to ℓ2 norm ``data_norm``, the constant ``intercept_scaling`` appended
+    (unless None), all divided by ``norm``: one pass, one new array."""
+    n, d = X.shape
+    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    scale = np.minimum(1.0, data_norm / np.maximum(row_norms, np.finfo(float).tiny)) / norm
+    X_hat = np.empty((n, d + (intercept_scaling is not None)))
+    np.multiply(X, scale[:, None], out=X_hat[:, :d])
+    if intercept_scaling is not None:
+        X_hat[:, d] = intercept_scaling / norm
+    return X_hat
 
 
 def _predict(labels, scores):
@@ -315,10 +328,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self._charge(events)
 
         rng = self._make_rng()
-        X_hat = clip_rows(X, self.data_norm)
-        if self.fit_intercept:
-            X_hat = np.hstack([X_hat, np.full((n, 1), self.intercept_scaling)])
-        X_hat /= norm
+        X_hat = _normalised_rows(X, self.data_norm, norm,
+                                 self.intercept_scaling if self.fit_intercept else None)
         mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
         row_weight = np.where(public, self.public_weight, 1.0)
 
