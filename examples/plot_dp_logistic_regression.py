@@ -115,8 +115,11 @@ for name, s in scores.items():
 # noise term of the objective dominates. Without public rows the model also pays for
 # its coarse bound on raw rows: after division by that bound most features are tiny,
 # objective perturbation adds a large extra regulariser (Algorithm 2, step 2), and the
-# model lags the baseline by several points up to ε ≈ 5. Fitting the scaling on the
-# public rows costs no budget and closes that gap from ε ≈ 1.
+# model lags the baseline by several points up to ε ≈ 5. With 10 % public rows (420
+# here, for 10 features) a model fitted on the public rows alone is already about as
+# accurate as the non-private fit; the default ``public_rows="auto"`` sees that on the
+# public rows and releases it at every ε, at the same charge. With far more private
+# rows than public ones the DP model would win that comparison and be released.
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for (name, s), color in zip(scores.items(), ["tab:red", "tab:blue"]):
@@ -140,17 +143,20 @@ plt.show()
 # The mask changes the cost, not the noise
 # ----------------------------------------
 # Objective perturbation calibrates its noise from ε, ``C``, ``data_norm`` and the number
-# of rows alone, so on the same features and seed, marking rows public yields the very
-# same model: what public rows buy here is the preprocessing fit on them (and a fit
-# on public rows only, which costs nothing).
+# of rows alone. With ``public_rows="objective"`` (public rows only enter the perturbed
+# objective) marking rows public on the same features and seed yields the very same
+# model; only the charge differs. The default, ``public_rows="auto"``, also centres the
+# regulariser on a fit to the public rows and releases a model fitted on the public rows
+# alone unless the DP model predicts them clearly better (both cost nothing): that, and
+# the scaling fitted on public rows, is what the blue curve above shows.
 
 scaled = PublicFitTransformer(StandardScaler()).fit(X_train, public_mask=public)
 Z_train = scaled.transform(X_train)
 free = PrivacyAccountant()
 a = DPLogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], random_state=0,
-                         accountant=free)
+                         public_rows="objective", accountant=free)
 b = DPLogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], random_state=0,
-                         accountant=free)
+                         public_rows="objective", accountant=free)
 same = np.allclose(a.fit(Z_train, y_train).coef_,
                    b.fit(Z_train, y_train, public_mask=public).coef_)
 print(f"same model with and without the mask: {same}")
