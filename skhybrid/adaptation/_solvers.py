@@ -14,6 +14,8 @@ Solvers
   with :func:`pnorm_prox_simplex` solving its proximal step exactly.
 - :func:`release_second_moment` — the Gaussian release of ``M0`` used by the
   ``"noisy-moments"`` solver (beyond the paper).
+- :func:`noise_calibrated_lam` — the stage-1 λ for that release (public, post-processing),
+  with the stability bound that motivates it.
 
 Privacy calibration versus the paper's closed forms
 ---------------------------------------------------

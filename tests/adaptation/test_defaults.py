@@ -43,6 +43,24 @@ def test_defaults_beat_the_public_mean_and_approach_source_ridge():
     assert max(mse["dp"]) < 0.5 * min(mse["mean"])  # no draw near the mean any more
 
 
+def test_defaults_stay_near_source_ridge_at_every_budget():
+    # Never near the public mean, at or close to source Ridge from eps = 0.5 to 5 (the
+    # noise-calibrated lam keeps the weights near uniform while the noise dominates).
+    for eps in (0.5, 2.0, 5.0):
+        ratio, worst = [], 0.0
+        for seed in range(3):
+            X, y, public, X_te, y_te = _bmi_shift(seed)
+            mean = float(np.mean((y[public].mean() - y_te) ** 2))
+            ridge = Ridge(alpha=1e-3).fit(X[public], y[public]).predict(X_te)
+            reg = DiscrepancyAdaptationRegressor(epsilon=eps, random_state=200 + seed)
+            mse = float(np.mean((reg.fit(X, y, public_mask=public).predict(X_te) - y_te) ** 2))
+            ratio.append(mse / float(np.mean((ridge - y_te) ** 2)))
+            worst = max(worst, mse / mean)
+        # Measured: mean ratio to source Ridge 1.01, 1.01, 1.03; worst ratio to the mean 0.42.
+        assert np.mean(ratio) < 1.15, eps
+        assert worst < 0.5, eps
+
+
 def test_noise_calibrated_lam_bounds_how_far_the_noise_moves_the_weights():
     # The bound of noise_calibrated_lam, checked against the weights from the true moment
     # (which only a test can compute): ||q^ - q*||_2 <= 2 sqrt(||M~ - M0||_2 / lam).
