@@ -52,7 +52,8 @@ acc = {"PPM (benign rows public)": np.zeros((n_splits, len(epsilons))),
 flat = {"non-private logistic regression": [], "majority class": []}
 for s in range(n_splits):
     Z, y, public, Z_test, y_test = split(s)
-    score = lambda model: float(np.mean(model.predict(Z_test) == y_test))  # noqa: E731
+    score = lambda model, Z_test=Z_test, y_test=y_test: float(  # noqa: E731
+        np.mean(model.predict(Z_test) == y_test))
     flat["non-private logistic regression"].append(score(LogisticRegression().fit(Z, y)))
     flat["majority class"].append(float(np.mean(y_test == 0)))
     norm = float(np.quantile(np.linalg.norm(Z[public], axis=1), 0.95))  # public bound

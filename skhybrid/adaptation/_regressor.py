@@ -484,6 +484,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
                 events, plan["mechanism"] = [nonprivate_event()], None
             else:
                 mech = GaussianMechanism(eps, delta, moments_sensitivity(r, n))
+                mech.lattice(d * (d + 1) // 2)  # a budget too small to release: refuse now
                 events, plan["mechanism"] = [mech.event()], mech
                 # Stage 1 on the released moment: a public, noise-calibrated lam.
                 info.update(sensitivity=mech.sensitivity, sigma=mech.sigma,

@@ -96,8 +96,15 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
             best = (g, sigma_int, shift**2 / (2.0 * sigma_int**2))
         if best is not None and step > k + 2:
             break
-    if best is None:  # pragma: no cover - the loop always finds a lattice
-        raise ValueError("No lattice found for the Gaussian mechanism.")
+    if best is None:
+        # Rounding costs sqrt(n_values) lattice steps whatever the step, so the integer
+        # noise needs at least sqrt(n_values / (2 rho)) steps; the sampler takes 4096.
+        raise ValueError(
+            f"The exact Gaussian mechanism cannot release {n_values} values at zCDP "
+            f"rho={rho:.3g}: rounding to its lattice alone would need more than 4096 "
+            f"lattice steps of noise (rho must be at least about "
+            f"{n_values / (2 * 4096.0**2):.2g}). Raise epsilon or delta."
+        )
     return best
 
 

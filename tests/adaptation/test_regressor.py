@@ -420,3 +420,20 @@ def test_verbose_reports_progress(small, capsys):
     DAR(epsilon=np.inf, solver="two-stage-fw", max_iter=20, verbose=1).fit(X, y, public_mask=pub)
     out = capsys.readouterr().out
     assert "iteration 20/20" in out and "weighted ridge" in out
+
+
+def test_a_budget_too_small_for_the_exact_release_is_refused_before_the_charge():
+    # The discrete Gaussian release of the d(d+1)/2 moment entries needs at least
+    # sqrt(n_values / (2 rho)) lattice steps of noise; beyond the sampler's range the fit
+    # refuses before charging (the check reads parameters and the mask only).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = X @ np.ones(5)
+    public = np.arange(400) < 200
+    acc = PrivacyAccountant(epsilon=1.0, delta=1e-3)
+    with pytest.raises(ValueError, match="Raise epsilon or delta"):
+        DiscrepancyAdaptationRegressor(epsilon=1e-3, accountant=acc).fit(
+            X, y, public_mask=public)
+    assert acc.spent() == (0.0, 0.0)
+    DiscrepancyAdaptationRegressor(epsilon=0.05, accountant=acc).fit(X, y, public_mask=public)
+    assert acc.spent()[0] > 0
