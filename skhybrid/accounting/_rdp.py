@@ -746,8 +746,10 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             if j == hi - 1 and hi < n:
                 hi = min(n, hi + 3)
                 continue
-            # The window's screening at the root: an order clearly feasible there (one
-            # left out, or another's bracket) has a larger threshold: search on.
+            # The screening at the root of the seven orders around the best: an order
+            # clearly feasible there (one left out, or another's bracket) has a larger
+            # threshold: search on.
+            lo, hi = max(0, j - 3), min(n, j + 4)
             t_hat = math.log(mu_of(v[j]))
             eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
             clear = eps + _COARSE_RTOL * (eps - conv[lo:hi]) < epsilon
