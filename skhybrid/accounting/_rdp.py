@@ -564,7 +564,7 @@ def _model_rdp(a, eta, u):
     orders ``a`` (a guide for the search, not accounting)."""
     q = a * (a - 1.0) / 2.0
     with np.errstate(divide="ignore"):
-        lc2 = (np.log(q) + (a - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta) if eta < 1.0
+        lc2 = (np.log(2.0 * q) + (a - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta) if eta < 1.0
                else np.full_like(a, -np.inf))
         lck = a * math.log(eta)
     x = q * u
@@ -576,7 +576,7 @@ def _model_rdp(a, eta, u):
 def _model_terms(al, eta):
     """q and the log coefficients of the two terms of the model of :func:`_model_step`."""
     q = al * (al - 1.0) / 2.0
-    lc2 = (math.log(q) + (al - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta)
+    lc2 = (math.log(2.0 * q) + (al - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta)
            if eta < 1.0 else -math.inf)
     return q, lc2, al * math.log(eta)
 
@@ -598,9 +598,10 @@ def _model_step(al, eta, u0, phi0):
     from its value at ``u0``: a first step for :func:`_screening_root`, not accounting.
 
     The model is the binomial expansion of the forward divergence (Mironov, Talwar &
-    Zhang 2019, §3.3) cut to its k = 2 term (the small-μ regime) and its k = α term
-    (which takes over beyond a sharp bend, where the thresholds usually lie):
-    (α − 1)·RDP ≈ ln(1 + S(u)), S(u) = C(α, 2)(1 − η)^{α−2}η²(e^u − 1) + η^α(e^{qu} − 1),
+    Zhang 2019, §3.3) cut to its k = 2 term, doubled (the bound's second-order term is
+    up to twice the forward divergence's; see :func:`subsampled_gaussian_rdp`), and its
+    k = α term (which takes over beyond a sharp bend, where thresholds often lie):
+    (α − 1)·RDP ≈ ln(1 + S(u)), S(u) = 2C(α, 2)(1 − η)^{α−2}η²(e^u − 1) + η^α(e^{qu} − 1),
     q = α(α − 1)/2. Solved for u by false position in ln u (Illinois).
     """
     q, lc2, lck = _model_terms(al, eta)
