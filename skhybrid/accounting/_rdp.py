@@ -420,12 +420,14 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     reaches ε, to relative precision ~1e-10, on the feasible side: the returned μ is
     checked to satisfy ``subsampled_gaussian_epsilon(eta, mu, steps, delta) <= epsilon``
     at full precision, with that ε no more than 2e-10·ε below the target. A root of the
-    screening quadrature (see :func:`subsampled_gaussian_epsilon`) locates μ* and the
-    orders that can attain the minimum there; each such order's threshold is refined on
-    a 1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
-    integral to ~1e-10), and the full-precision integral is evaluated once at the best
-    (a Newton step, then the secant method on it, when that is not yet within
-    tolerance). Results are cached per argument tuple.
+    screening quadrature (see :func:`subsampled_gaussian_epsilon`), found by Newton steps
+    on a two-term binomial model of each order's RDP (:func:`_screening_root`; a bracket
+    and Brent's method when that is unsure), locates μ* and the orders that can attain
+    the minimum there; each such order's threshold is refined on a 1025-point
+    Richardson-extrapolated quadrature (agreeing with the full-precision integral to
+    ~1e-10), aimed at the middle of the accepted window, and the full-precision integral
+    is evaluated once at the best (a Newton step, then the secant method on it, when
+    that is not yet within tolerance). Results are cached per argument tuple.
 
     Returns
     -------
