@@ -370,7 +370,8 @@ def _coarse_rdp(a, eta, mu):
     s = s_max[:, None] * np.linspace(0.0, 1.0, _COARSE_GRID)[None, :]
     log_f = _log_integrand(a[:, None], eta, np.reshape(mu, (-1, 1)), s)
     top = np.max(log_f, axis=1)
-    integral = np.exp(np.maximum(log_f - top[:, None], -700.0)) @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
+    f = np.exp(np.maximum(log_f - top[:, None], -700.0))  # (no subnormals)
+    integral = f @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
     log_b = np.log(a * (a - 1.0)) + 2.0 * math.log(eta) + top + np.log(integral)
     return np.logaddexp(0.0, log_b) / (a - 1.0)
 
@@ -514,9 +515,10 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         return seen[t][0]
 
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
-    # The screening root to 1e-4 in ln μ: each order's threshold by the secant method
-    # (one all-order screening, then a few of a window of orders); when that is unsure,
-    # by a bracket and Brent's method, which also decide the ends of the μ range.
+    # The screening root to 1e-4 in ln μ: each order's threshold by model-guided Newton
+    # steps over a window of orders (usually two or three screenings of a few orders);
+    # when that is unsure, by a bracket and Brent's method, which also decide the ends
+    # of the μ range.
     root = _screening_root(a, conv, eta, steps, epsilon, t_lo + 1.5, t_hi - 1.5)
     if root is None:
         step = 0.25
@@ -604,8 +606,16 @@ def _model_step(al, eta, u0, phi0):
     up to twice the forward divergence's; see :func:`subsampled_gaussian_rdp`), and its
     k = α term (which takes over beyond a sharp bend, where thresholds often lie):
     (α − 1)·RDP ≈ ln(1 + S(u)), S(u) = 2C(α, 2)(1 − η)^{α−2}η²(e^u − 1) + η^α(e^{qu} − 1),
-    q = α(α − 1)/2. Solved for u by false position in ln u (Illinois).
+    q = α(α − 1)/2. Solved for u by false position in ln u (Illinois). None when the
+    step cannot be taken (out of floating-point range).
     """
+    try:
+        return _model_step_unguarded(al, eta, u0, phi0)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _model_step_unguarded(al, eta, u0, phi0):
     q, lc2, lck = _model_terms(al, eta)
 
     def log_s(u):
@@ -680,7 +690,10 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     alive = room > 0  # the other orders cannot reach ε at any μ
     if not np.any(alive):
         return None
-    model = steps * _model_rdp(a, eta, 1.0)
+    with np.errstate(all="ignore"):
+        model = steps * _model_rdp(a, eta, 1.0)
+    if not np.all(model[alive] > 0) or not np.all(np.isfinite(model[alive])):
+        return None
     j0 = int(np.argmin(np.where(alive, model + conv, np.inf)))
     lo, hi = max(0, j0 - 3), min(n, j0 + 4)
     v_lo, v_hi = (m2 + math.log(-math.expm1(-m2)) for m2 in (math.exp(2 * t_lo),
@@ -706,7 +719,8 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             v_hat = v[j]
             for i in range(lo, hi):
                 r_i = eps_hat[i - lo] - conv[i]
-                if alive[i] and i != j and eps_hat[i - lo] + _COARSE_RTOL * r_i < epsilon:
+                if (alive[i] and i != j and r_i > 0
+                        and eps_hat[i - lo] + _COARSE_RTOL * r_i < epsilon):
                     state[i], v[i], g[i] = 1, v_hat, math.log(r_i) - log_room[i]
                     w[i] = _model_log_rdp(al[i], eta, _log1p_exp(v_hat))
                     slope[i], below[i] = 1.0, max(below[i], v_hat)
