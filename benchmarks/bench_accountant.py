@@ -21,11 +21,18 @@ accountant) as the peer where it does the same job:
 4. Private SubsampleTestReweigh (DPLogisticRegression base, Algorithm 2, subsample size
    and rounds chosen by the accounting) on 100k curator + 40k local rows: share of the
    fit in composition maths (curator guarantee search, per-round calibration, charge).
+5. Cold calibration share, each run in a fresh process (no cache, no warmed code path):
+   the first NoisySGDClassifier fit at its defaults on 2,000 rows, and the first private
+   SubsampleTestReweigh fit with a NoisySGDClassifier base (Algorithm 4: 20k curator +
+   6k local rows, max_iter=3, n_steps=2000, as in the tests), each with the time spent
+   in the noise calibration (``calibrate_subsampled_gaussian_mu``) and in the calibration
+   plus the spend's accounting; and the calibration alone at NoisySGDClassifier's
+   arguments in a fresh process. The two fits alternate; medians over the repeats.
 
 BLAS is pinned to one thread (environment variables set before numpy is imported, and
 threadpoolctl). Timings on a shared machine are noisy: compare ratios, not seconds.
 
-    python benchmarks/bench_accountant.py [--repeats 5] [--spends 1000] [--sections 3]
+    python benchmarks/bench_accountant.py [--repeats 5] [--spends 1000] [--sections 3 5]
     python benchmarks/bench_accountant.py --quick      # sections 1-3, 3 repeats
 """
 
@@ -216,15 +223,75 @@ def str_share(cold):
     return box["t"], total
 
 
+# ------------------------------------------------------------ 5. cold, fresh process
+
+
+def cold_child(which):
+    """One measurement in this (fresh) process; prints ``calibration accounting total``."""
+    import json
+
+    from sklearn.datasets import make_classification
+
+    from skhybrid.transfer import NoisySGDClassifier, _sgd, _str
+
+    if which == "alone":
+        t = time.perf_counter()
+        _rdp.calibrate_subsampled_gaussian_mu(1.0, 1e-6, 1 / 2000, 2000)
+        print(json.dumps([time.perf_counter() - t, 0.0, 0.0]))
+        return
+    module = _sgd if which == "sgd" else _str
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with timed([(module, "calibrate_subsampled_gaussian_mu")]) as cal, \
+                timed([(module, "calibrate_subsampled_gaussian_mu"),
+                       (module, "sgd_step_epsilon")]) as both:
+            if which == "sgd":
+                X, y = make_classification(2000, 10, random_state=0)
+                X /= np.linalg.norm(X, axis=1).max()
+                clf = NoisySGDClassifier(classes=[0, 1], random_state=0)
+                t = time.perf_counter()
+                clf.fit(X, y)
+            else:
+                from skhybrid.transfer import SubsampleTestReweigh
+
+                rng = np.random.default_rng(0)
+                Xc = rng.normal(size=(20_000, 2))
+                Xl = rng.normal(size=(6_000, 2)) * np.array([0.3, 1.0])
+                X = np.vstack([Xc, Xl])
+                y = (X[:, 0] > 0.05).astype(int)
+                mask = np.r_[np.ones(20_000, bool), np.zeros(6_000, bool)]
+                base = NoisySGDClassifier(n_steps=2000, lipschitz=1.0, radius=3.0)
+                clf = SubsampleTestReweigh(base, epsilon=1.0, delta=1e-5, alpha=0.1,
+                                           chi2_bound=1.0, max_iter=3, local_batch_size=2000,
+                                           classes=[0, 1], random_state=0)
+                t = time.perf_counter()
+                clf.fit(X, y, curator_mask=mask)
+            total = time.perf_counter() - t
+    print(json.dumps([cal["t"], both["t"], total]))
+
+
+def cold_run(which):
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, __file__, "--child", which], capture_output=True,
+                         text=True, check=True, env=dict(os.environ))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--spends", type=int, default=1000)
-    ap.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4],
-                    help="which measurements to run (1-4)")
+    ap.add_argument("--sections", type=int, nargs="+", default=[1, 2, 3, 4, 5],
+                    help="which measurements to run (1-5)")
     ap.add_argument("--quick", action="store_true",
                     help="3 repeats, 200 spends, no STR section (for run_all.py)")
+    ap.add_argument("--child", choices=["sgd", "str", "alone"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.child:
+        return cold_child(args.child)
     if args.quick:
         args.repeats, args.spends = min(args.repeats, 3), min(args.spends, 200)
         args.sections = [s for s in args.sections if s != 4]
@@ -236,7 +303,7 @@ def main(argv=None):
 
     res = {k: [] for k in ("sk10", "sklast", "sktot", "pe10", "pelast", "petot", "skcount",
                            "pecount", "sgd_cold", "sgd_warm", "sgd_old", "sgd_peer",
-                           "str_cold", "str_warm")}
+                           "str_cold", "str_warm", "cold_sgd", "cold_str", "cold_alone")}
     with threadpool_limits(1):
         for r in range(args.repeats):
             jobs = ["sk", "peer"] if peer else ["sk"]
@@ -258,6 +325,9 @@ def main(argv=None):
                 if 4 in sec:
                     c, t = str_share(cold)
                     res["str_cold" if cold else "str_warm"].append((c, t))
+            if 5 in sec:
+                for which in (("sgd", "str", "alone") if r % 2 == 0 else ("alone", "str", "sgd")):
+                    res["cold_" + which].append(cold_run(which))
             if 3 in sec and r < 2:  # the old bisection is slow: two runs suffice
                 res["sgd_old"].append(sgd_old_calibration())
             if 3 in sec and peer:
@@ -299,6 +369,21 @@ def main(argv=None):
             t = med([x[1] for x in res[key]])
             print(f"   {label:<20} composition {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
                   f"({100 * c / t:5.1f} %)")
+
+    if 5 in sec:
+        print("\n5. cold calibration share, each a fresh process (calibration; calibration + "
+              "the spend's accounting)")
+        for key, label in (("cold_sgd", "NoisySGDClassifier first fit"),
+                           ("cold_str", "private STR (Algorithm 4) first fit")):
+            c = med([x[0] for x in res[key]])
+            b = med([x[1] for x in res[key]])
+            t = med([x[2] for x in res[key]])
+            print(f"   {label:<37} calibration {c * 1e3:6.2f} ms ({100 * c / t:4.1f} %), "
+                  f"with accounting {b * 1e3:6.2f} ms ({100 * b / t:4.1f} %) of "
+                  f"{t * 1e3:7.2f} ms")
+        print(f"   calibration alone (1.0, 1e-6, 1/2000, 2000), fresh process: "
+              f"{med([x[0] for x in res['cold_alone']]) * 1e3:6.2f} ms")
+
 
 if __name__ == "__main__":
     main()

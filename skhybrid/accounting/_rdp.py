@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.optimize import brentq
 from scipy.integrate import simpson
-from scipy.special import gammaln, log_ndtr, logsumexp
+from scipy.special import erfcx, gammaln, log_ndtr, logsumexp
 
 from ._composition import gaussian_delta
 
@@ -333,16 +333,45 @@ _SIMPSON_COARSE[1:-1:2] = 4.0
 _SIMPSON_COARSE[2:-1:2] = 2.0
 
 
+def _log_integrand(a, eta, mu, s):
+    """ln of the integrand of :func:`_rdp_one` at the points ``s`` (``a`` broadcasts), for
+    the screening and steering quadratures (the accounting's own integral is :func:`_rdp_one`).
+
+    The same function as there, written with fewer special-function calls:
+    ln(1 + η(e^s − 1)) = s + ln(η + (1 − η)e^{−s}) (a sum of positive terms), the weight's
+    two powers combined as x + ln(1 + e^{y−x}), and the Gaussian curve through the scaled
+    complementary error function: with z = μ/2 − s/μ, Φ(z) = ½ erfcx(−z/√2) e^{−z²/2} and
+    e^s φ(z − μ) = φ(z), so δ_G(s) = ½ e^{−z²/2} [erfcx(x) − erfcx(x + μ/√2)], x = −z/√2.
+    That difference of two values of a smooth decreasing function loses ~log10(|x|/μ)
+    digits; the form of :func:`_log_gauss_curve` loses more at large s (measured: 4e-14
+    against 6e-12 at s = 60, μ = 1). Large μ (erfcx(x) overflows for x < −26) and any
+    non-positive difference fall back to :func:`_log_gauss_curve`.
+    """
+    log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
+    # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
+    log_w = (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
+    if np.all(mu <= 30.0):
+        z = mu / 2.0 - s / mu
+        x = -_RSQRT2 * z
+        diff = erfcx(x) - erfcx(x + _RSQRT2 * mu)
+        if np.all(diff > 0):
+            return log_w + np.log(diff) - 0.5 * z * z - _LN2 + s
+    return log_w + _log_gauss_curve(mu, s) + s
+
+
+_RSQRT2 = 1.0 / math.sqrt(2.0)
+_LN2 = math.log(2.0)
+
+
 def _coarse_rdp(a, eta, mu):
-    """:func:`subsampled_gaussian_rdp` on a coarse grid, vectorised over the orders."""
-    log_1m_eta = math.log1p(-eta) if eta < 1.0 else -np.inf
+    """:func:`subsampled_gaussian_rdp` on a coarse grid, vectorised over the orders (and
+    over ``mu``, if it is an array of one value per order)."""
     s_max = mu * mu / 2.0 + np.maximum(a - 1.0, 1.0) * mu * mu + 15.0 * mu
     s = s_max[:, None] * np.linspace(0.0, 1.0, _COARSE_GRID)[None, :]
-    log_u = np.logaddexp(log_1m_eta, math.log(eta) + s)
-    log_w = np.logaddexp((a[:, None] - 2.0) * log_u, (-a[:, None] - 1.0) * log_u)
-    log_f = log_w + _log_gauss_curve(mu, s) + s
+    log_f = _log_integrand(a[:, None], eta, np.reshape(mu, (-1, 1)), s)
     top = np.max(log_f, axis=1)
-    integral = np.exp(log_f - top[:, None]) @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
+    f = np.exp(np.maximum(log_f - top[:, None], -700.0))  # (no subnormals)
+    integral = f @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
     log_b = np.log(a * (a - 1.0)) + 2.0 * math.log(eta) + top + np.log(integral)
     return np.logaddexp(0.0, log_b) / (a - 1.0)
 
@@ -392,12 +421,14 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     reaches ε, to relative precision ~1e-10, on the feasible side: the returned μ is
     checked to satisfy ``subsampled_gaussian_epsilon(eta, mu, steps, delta) <= epsilon``
     at full precision, with that ε no more than 2e-10·ε below the target. A root of the
-    screening quadrature (see :func:`subsampled_gaussian_epsilon`) locates μ* and the
-    orders that can attain the minimum there; each such order's threshold is refined on
-    a 1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
-    integral to ~1e-10), and the full-precision integral is evaluated once at the best
-    (a Newton step, then the secant method on it, when that is not yet within
-    tolerance). Results are cached per argument tuple.
+    screening quadrature (see :func:`subsampled_gaussian_epsilon`), found by Newton steps
+    on a two-term binomial model of each order's RDP (:func:`_screening_root`; a bracket
+    and Brent's method when that is unsure), locates μ* and the orders that can attain
+    the minimum there; each such order's threshold is refined on a 1025-point
+    Richardson-extrapolated quadrature (agreeing with the full-precision integral to
+    ~1e-10), aimed at the middle of the accepted window, and the full-precision integral
+    is evaluated once at the best (a Newton step, then the secant method on it, when
+    that is not yet within tolerance). Results are cached per argument tuple.
 
     Returns
     -------
@@ -484,28 +515,35 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         return seen[t][0]
 
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
-    # Bracket the screening root from μ = 1 outwards, the step in ln μ starting at 0.25
-    # and growing by half each time (the gap has a cliff near the root: a tight bracket
-    # saves Brent's bisection steps). The ends of the μ range are decided by the
-    # all-order screening and, near ε, the full-precision check, when the bracket gets
-    # near them.
-    step = 0.25
-    left, right = (0.0, step) if coarse_gap(0.0) <= 0 else (-step, 0.0)
-    while coarse_gap(right) <= 0 and right < t_hi:
-        step *= 1.5
-        left, right = right, min(right + step, t_hi)
-    while coarse_gap(left) > 0 and left > t_lo:
-        step *= 1.5
-        left, right = max(left - step, t_lo), left
-    if right >= t_hi - 1.5 and not clearly(_MU_HI, feasible=False):
-        return np.inf
-    if left <= t_lo + 1.5 and not clearly(_MU_LO, feasible=True):
-        raise _infeasible(epsilon, delta, eta, steps)
-    if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: plain bisection
-        return _calibrate_bisection(epsilon, delta, eta, steps, orders)
-    # Brent to 1e-4: the steering secant (or the exact one) does the rest.
-    t_hat = brentq(coarse_gap, left, right, xtol=1e-4)
-    slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
+    # The screening root to 1e-4 in ln μ: each order's threshold by model-guided Newton
+    # steps over a window of orders (usually two or three screenings of a few orders);
+    # when that is unsure, by a bracket and Brent's method, which also decide the ends
+    # of the μ range.
+    root = _screening_root(a, conv, eta, steps, epsilon, t_lo + 1.5, t_hi - 1.5)
+    if root is None:
+        step = 0.25
+        left, right = (0.0, step) if coarse_gap(0.0) <= 0 else (-step, 0.0)
+        # Bracket from μ = 1 outwards, the step in ln μ starting at 0.25 and growing by
+        # half each time (the gap has a cliff near the root: a tight bracket saves
+        # Brent's bisection steps). The ends of the μ range are decided by the all-order
+        # screening and, near ε, the full-precision check, when the bracket gets near them.
+        while coarse_gap(right) <= 0 and right < t_hi:
+            step *= 1.5
+            left, right = right, min(right + step, t_hi)
+        while coarse_gap(left) > 0 and left > t_lo:
+            step *= 1.5
+            left, right = max(left - step, t_lo), left
+        if right >= t_hi - 1.5 and not clearly(_MU_HI, feasible=False):
+            return np.inf
+        if left <= t_lo + 1.5 and not clearly(_MU_LO, feasible=True):
+            raise _infeasible(epsilon, delta, eta, steps)
+        if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: bisection
+            return _calibrate_bisection(epsilon, delta, eta, steps, orders)
+        # Brent to 1e-4: the steering secant (or the exact one) does the rest.
+        t_hat = brentq(coarse_gap, left, right, xtol=1e-4)
+        slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
+    else:
+        t_hat, slope, seen[t_hat] = root
     mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], slope,
                             orders)
     if mu is None:  # the steering declined: the exact secant at every screened candidate
@@ -513,6 +551,258 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     if mu is None:
         return _calibrate_bisection(epsilon, delta, eta, steps, orders)
     return mu
+
+
+def _log_expm1(x):
+    """ln(e^x − 1) for x > 0."""
+    return x + math.log(-math.expm1(-x)) if x > 0.5 else math.log(math.expm1(x))
+
+
+def _log1p_exp(z):
+    """ln(1 + e^z)."""
+    return z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+
+
+def _model_rdp(a, eta, u):
+    """The two-term model of :func:`_model_step` at u = μ², vectorised over the
+    orders ``a`` (a guide for the search, not accounting)."""
+    q = a * (a - 1.0) / 2.0
+    with np.errstate(divide="ignore"):
+        lc2 = (np.log(2.0 * q) + (a - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta) if eta < 1.0
+               else np.full_like(a, -np.inf))
+        lck = a * math.log(eta)
+    x = q * u
+    log_s = np.logaddexp(lc2 + math.log(math.expm1(u)),
+                         lck + x + np.log(-np.expm1(-x)))
+    return np.logaddexp(0.0, log_s) / (a - 1.0)
+
+
+def _model_terms(al, eta):
+    """q and the log coefficients of the two terms of the model of :func:`_model_step`."""
+    q = al * (al - 1.0) / 2.0
+    lc2 = (math.log(2.0 * q) + (al - 2.0) * math.log1p(-eta) + 2.0 * math.log(eta)
+           if eta < 1.0 else -math.inf)
+    return q, lc2, al * math.log(eta)
+
+
+def _model_log_s(u, q, lc2, lck):
+    """ln S(u) of the model of :func:`_model_step`."""
+    a, b = lc2 + _log_expm1(u), lck + _log_expm1(q * u)
+    hi = max(a, b)
+    return hi + math.log1p(math.exp(min(a, b) - hi))
+
+
+def _model_log_rdp(al, eta, u):
+    """ln((α − 1)·RDP) of the model of :func:`_model_step` at u = μ²."""
+    return math.log(_log1p_exp(_model_log_s(u, *_model_terms(al, eta))))
+
+
+def _model_step(al, eta, u0, phi0):
+    """u = μ² where a two-term model of the order's RDP has moved by ``-phi0`` in ln
+    from its value at ``u0``: a first step for :func:`_screening_root`, not accounting.
+
+    The model is the binomial expansion of the forward divergence (Mironov, Talwar &
+    Zhang 2019, §3.3) cut to its k = 2 term, doubled (the bound's second-order term is
+    up to twice the forward divergence's; see :func:`subsampled_gaussian_rdp`), and its
+    k = α term (which takes over beyond a sharp bend, where thresholds often lie):
+    (α − 1)·RDP ≈ ln(1 + S(u)), S(u) = 2C(α, 2)(1 − η)^{α−2}η²(e^u − 1) + η^α(e^{qu} − 1),
+    q = α(α − 1)/2. Solved for u by false position in ln u (Illinois). None when the
+    step cannot be taken (out of floating-point range).
+    """
+    try:
+        return _model_step_unguarded(al, eta, u0, phi0)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _model_step_unguarded(al, eta, u0, phi0):
+    q, lc2, lck = _model_terms(al, eta)
+
+    def log_s(u):
+        return _model_log_s(u, q, lc2, lck)
+
+    def solve(lc, qq, y):  # lc + ln(e^{qq·u} − 1) = y
+        return _log1p_exp(y - lc) / qq if lc > -math.inf else math.inf
+
+    l0 = _log1p_exp(log_s(u0))  # ln(1 + S(u0)) = (α − 1)·model RDP
+    y = _log_expm1(l0 * math.exp(-phi0))  # ln S at the step's end
+    # S is at most twice its larger term: the root lies in [lo, hi]
+    hi = min(solve(lc2, 1.0, y), solve(lck, q, y))
+    lo = min(solve(lc2, 1.0, y - _LN2), solve(lck, q, y - _LN2))
+    if not 0.0 < lo <= hi < math.inf:
+        return None
+    # false position in ln u, halving the weight of an end kept twice (Illinois)
+    lo, hi = math.log(lo), math.log(hi)
+    f_lo, f_hi = log_s(math.exp(lo)) - y, log_s(math.exp(hi)) - y
+    if f_lo > 0 or f_hi < 0:
+        return None
+    side = 0
+    for _ in range(20):
+        if f_hi - f_lo <= 0 or hi - lo < 1e-9:
+            break
+        mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        f_mid = log_s(math.exp(mid)) - y
+        if abs(f_mid) < 1e-10:
+            return math.exp(mid)
+        if f_mid < 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+    return math.exp(0.5 * (lo + hi))
+
+
+def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_iter=16):
+    """Where the screening's ε (the minimum over the orders) reaches ``epsilon``.
+
+    The screening's ε reaches ε at the largest of the orders' thresholds (each order's ε
+    increases with μ). Each order's threshold is found in v = ln(e^{μ²} − 1) by Newton
+    steps on a two-term model of its RDP (:func:`_model_step`) corrected by the
+    screened value at the last point, safeguarded by bisection of the order's bracket.
+    The orders searched are those of a window of seven around the minimiser of the
+    model's ε at μ = 1 whose model threshold lies within 0.1 (in ln μ) of the best,
+    widened while the largest threshold sits on its edge; an order whose threshold is
+    known to lie below another's feasible point is not refined. All of this only steers:
+    the screening at the root, the steering quadrature and the full-precision check
+    decide (a poor guess costs time, not accuracy).
+
+    Returns
+    -------
+    (t_hat, slope, screen) or None
+        ``t_hat`` (ln μ) within ``xtol`` of the root, dε/d ln μ there, and the window's
+        screening at ``t_hat`` as ``(gap, lo, eps)``; None if unsure (an iterate leaves
+        (t_lo, t_hi), a value is not finite, or no convergence).
+    """
+    def mu_of(v):
+        return math.sqrt(_log1p_exp(v))
+
+    def dv_dt(v):  # d ln(e^{μ²} − 1)/d ln μ
+        m2 = _log1p_exp(v)
+        return 2.0 * m2 / -math.expm1(-m2)
+
+    n = len(a)
+    room = epsilon - conv
+    alive = room > 0  # the other orders cannot reach ε at any μ
+    if not np.any(alive):
+        return None
+    with np.errstate(all="ignore"):
+        model = steps * _model_rdp(a, eta, 1.0)
+    if not np.all(model[alive] > 0) or not np.all(np.isfinite(model[alive])):
+        return None
+    j0 = int(np.argmin(np.where(alive, model + conv, np.inf)))
+    lo, hi = max(0, j0 - 3), min(n, j0 + 4)
+    v_lo, v_hi = (m2 + math.log(-math.expm1(-m2)) for m2 in (math.exp(2 * t_lo),
+                                                            math.exp(2 * t_hi)))
+    al = [float(x) for x in a]
+    log_room = [math.log(r) if r > 0 else math.nan for r in room.tolist()]
+    v1 = math.log(math.e - 1.0)  # μ = 1
+    # per order: last point v, its gap g (the model's, until screened), secant slope,
+    # bracket (gap <= 0 at below, > 0 at above), state: 0 new, 1 screened, 2 dropped
+    state = [0 if alive[j] else 2 for j in range(n)]
+    v = [v1] * n
+    g = [math.log(m) - lr if state[j] == 0 else math.nan
+         for j, (m, lr) in enumerate(zip(model.tolist(), log_room))]
+    slope = [1.0] * n  # of g against the model's ln RDP (1 if the model is right)
+    w = [math.nan] * n  # the model's ln((α − 1)·RDP) at v
+    vp, gp = [math.nan] * n, [math.nan] * n  # the previous screened point
+    below, above = [-math.inf] * n, [math.inf] * n
+    hat = None
+    for _ in range(max_iter):
+        if hat is not None:  # the last root, with orders feasible there brought back
+            j, eps_hat = hat
+            hat = None
+            v_hat = v[j]
+            for i in range(lo, hi):
+                r_i = eps_hat[i - lo] - conv[i]
+                if (alive[i] and i != j and r_i > 0
+                        and eps_hat[i - lo] + _COARSE_RTOL * r_i < epsilon):
+                    state[i], v[i], g[i] = 1, v_hat, math.log(r_i) - log_room[i]
+                    w[i] = _model_log_rdp(al[i], eta, _log1p_exp(v_hat))
+                    slope[i], below[i] = 1.0, max(below[i], v_hat)
+        win = [j for j in range(lo, hi) if state[j] != 2]
+        best_below = max([below[j] for j in win], default=-math.inf)
+        race = [j for j in win if above[j] > best_below]
+        todo, v_new = [], []
+        for j in race:
+            # a Newton step on the model, its slope corrected by the secant of the
+            # screened values against the model's
+            u = (_model_step(al[j], eta, _log1p_exp(v[j]), g[j] / slope[j])
+                 if 0.25 < slope[j] < 4.0 else None)
+            if u is not None and u > 0.0:
+                x = _log_expm1(u)
+            else:  # the model is off (large η): the secant in v
+                sv = (g[j] - gp[j]) / (v[j] - vp[j]) if v[j] != vp[j] else math.nan
+                x = v[j] - max(-2.0, min(2.0, g[j] / sv if sv > 0 else g[j]))
+            if state[j] == 1 and abs(x - v[j]) < xtol * dv_dt(v[j]):
+                continue  # converged
+            if not below[j] < x < above[j] and below[j] > -math.inf and above[j] < math.inf:
+                x = 0.5 * (below[j] + above[j])
+            todo.append(j)
+            v_new.append(x)
+        if todo:  # leave out new orders whose model threshold is far below the best
+            ref = math.log(mu_of(max(v_new + [v[j] for j in race if state[j] == 1])))
+            keep = [k for k, j in enumerate(todo)
+                    if state[j] == 1 or math.log(mu_of(v_new[k])) >= ref - 0.1]
+            for k, j in enumerate(todo):
+                if k not in keep:
+                    state[j] = 2
+            todo, v_new = [todo[k] for k in keep], [v_new[k] for k in keep]
+        if not todo:
+            cand = [j for j in race if state[j] == 1]
+            if not cand:
+                return None
+            j = max(cand, key=lambda i: v[i])
+            if j == lo and lo > 0:  # the best order on the window's edge: widen
+                lo = max(0, lo - 3)
+                continue
+            if j == hi - 1 and hi < n:
+                hi = min(n, hi + 3)
+                continue
+            # The screening at the root of the seven orders around the best: an order
+            # clearly feasible there (one left out, or another's bracket) has a larger
+            # threshold: search on.
+            lo, hi = max(0, j - 3), min(n, j + 4)
+            t_hat = math.log(mu_of(v[j]))
+            eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
+            clear = eps + _COARSE_RTOL * (eps - conv[lo:hi]) < epsilon
+            clear[j - lo] = False  # (its own gap is within xtol of the root)
+            if not np.any(clear):
+                break
+            hat = (j, eps)
+            continue
+        if not all(v_lo < x < v_hi for x in v_new):
+            return None
+        with np.errstate(divide="ignore"):
+            r = steps * _coarse_rdp(a[todo], eta, np.array([mu_of(x) for x in v_new]))
+        for j, x, rj in zip(todo, v_new, r.tolist()):
+            if not rj > 0:
+                return None
+            gj = math.log(rj) - log_room[j]
+            wj = _model_log_rdp(al[j], eta, _log1p_exp(x))
+            if state[j] == 1 and wj != w[j]:
+                slope[j] = (gj - g[j]) / (wj - w[j])
+            if state[j] == 1:
+                vp[j], gp[j] = v[j], g[j]
+            state[j], v[j], g[j], w[j] = 1, x, gj, wj
+            if gj <= 0:
+                below[j] = max(below[j], x)
+            else:
+                above[j] = min(above[j], x)
+    else:
+        return None
+    # dε/d ln μ of the order found: d g/d w times the model's d w/d ln μ, times its
+    # composed RDP (= its room, at the threshold)
+    u = _log1p_exp(v[j])
+    dw_dt = (_model_log_rdp(al[j], eta, u * math.exp(2e-5)) - w[j]) / 1e-5
+    if not (slope[j] > 0 and dw_dt > 0):
+        return None
+    return (t_hat, slope[j] * dw_dt * float(room[j]),
+            (float(np.min(eps)) - epsilon, lo, eps))
 
 
 def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope, orders):
@@ -525,8 +815,9 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
     2. For each candidate, the secant method on the steering quadrature
        (:func:`_steer_rdp`) finds its threshold to ~1e-12 in ln μ; μ* is the largest
        (candidates within 1e-8 of it are all computed exactly).
-    3. The full-precision ε at that threshold minus 1e-10 is accepted if it lies within
-       ``_EPS_RTOL`` below ε; else one Newton step, then the exact secant.
+    3. The full-precision ε there is accepted if it lies within ``_EPS_RTOL`` below ε
+       (the steering aims at the middle of that window, (1 − ``_EPS_RTOL``/2)ε); else one
+       Newton step aimed at the middle, then the exact secant.
     4. The returned μ is checked with :func:`subsampled_gaussian_epsilon` itself: its ε
        must lie in [(1 − ``_EPS_RTOL``)ε, ε] (so μ is the threshold, not merely some
        feasible value: ε(μ) is increasing in μ), and no order's screening bound may fall
@@ -541,7 +832,10 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
     found = []
     for j in cand:
-        r = _steer_threshold(a[j], conv[j], eta, steps, epsilon, t_hat, slope)
+        # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]: the steering
+        # agrees with the full-precision ε to well within its half-width
+        r = _steer_threshold(a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
+                             t_hat, slope)
         if r is None:
             return None
         found.append((r[0], r[1], int(j)))
@@ -585,14 +879,10 @@ def _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, order
 
 def _steer_rdp(al, eta, mu):
     """:func:`_rdp_one` by the steering quadrature (1025 points, Richardson), or nan."""
-    log_1m_eta = math.log1p(-eta) if eta < 1.0 else -np.inf
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
-    s = s_max * _UNIT_FINE
-    log_u = np.logaddexp(log_1m_eta, math.log(eta) + s)
-    log_w = np.logaddexp((al - 2.0) * log_u, (-al - 1.0) * log_u)
-    log_f = log_w + _log_gauss_curve(mu, s) + s
+    log_f = _log_integrand(al, eta, mu, s_max * _UNIT_FINE)
     top = np.max(log_f)
-    f = np.exp(log_f - top)
+    f = np.exp(np.maximum(log_f - top, -700.0))  # (no subnormals: below 1e-300 of the peak)
     h = s_max / (_FINE_GRID - 1)
     fine = (f @ _SIMPSON_FINE) * h / 3.0
     half = (f[::2] @ _SIMPSON_HALF) * 2.0 * h / 3.0
@@ -605,11 +895,19 @@ def _steer_rdp(al, eta, mu):
 
 def _steer_threshold(al, conv, eta, steps, epsilon, t0, slope, max_iter=12):
     """(ln μ, dε/d ln μ) where the steering quadrature's ε at order ``al`` crosses
-    ``epsilon`` (to ~1e-12), by the secant method from ``t0``; None if it fails."""
+    ``epsilon`` (to ~1e-12), by the secant method from ``t0`` on ln(steps·rdp) −
+    ln(ε − conversion), which bends less than ε does; None if it fails."""
+    room = epsilon - conv
+    if not room > 0:
+        return None
+    log_room = math.log(room)
+
     def g(t):
-        return steps * _steer_rdp(al, eta, math.exp(t)) + conv - epsilon
+        r = steps * _steer_rdp(al, eta, math.exp(t))
+        return math.log(r) - log_room if r > 0 else math.nan
 
     x0, g0 = t0, g(t0)
+    slope = slope / room  # (the composed RDP equals the room at the threshold)
     if not math.isfinite(g0) or not slope > 0:
         return None
     x1 = x0 - max(-0.5, min(0.5, g0 / slope))
@@ -620,27 +918,27 @@ def _steer_threshold(al, conv, eta, steps, epsilon, t0, slope, max_iter=12):
         if g1 != g0:
             slope = (g1 - g0) / (x1 - x0)
         if abs(x1 - x0) < 1e-12 or g1 == 0.0:
-            return x1, slope
+            return x1, slope * room
         if not slope > 0:
             return None
         x0, g0, x1 = x1, g1, x1 - max(-0.5, min(0.5, g1 / slope))
         if abs(g1 / slope) < 1e-12:  # the next step is below the target precision
-            return x1, slope
+            return x1, slope * room
     return None
 
 
 def _exact_threshold(al, eta, steps, delta, epsilon, t_s, slope, t_lo, t_hi):
-    """Largest ln μ with the exact ε at order ``al`` in [(1 − _EPS_RTOL)ε, ε], started
-    just below the steering root ``t_s``: usually one exact integral."""
+    """A ln μ with the exact ε at order ``al`` in [(1 − _EPS_RTOL)ε, ε], started at the
+    steering root ``t_s`` (aimed at the window's middle): usually one exact integral."""
     def h(t):
         return _exact_eps(al, eta, math.exp(t), steps, delta) - epsilon
 
     tol = _EPS_RTOL * epsilon
-    x = t_s - 1e-10
+    x = t_s
     hx = h(x)
     if -tol <= hx <= 0.0:
         return x
-    x = x - hx / slope - 1e-11  # one Newton step, aimed just inside
+    x = x - (hx + 0.5 * tol) / slope  # one Newton step, aimed at the window's middle
     hx = h(x)
     if -tol <= hx <= 0.0:
         return x

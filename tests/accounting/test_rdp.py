@@ -196,3 +196,91 @@ def test_a_wrong_steering_quadrature_cannot_change_the_result(monkeypatch, facto
     eps = _rdp._subsampled_gaussian_epsilon_full(1 / 1500, got, 1500, 1e-6)[0]
     assert 1.0 - 2e-10 <= eps <= 1.0
     assert _rdp._calibrate_bisection(*args) <= got <= _rdp._calibrate_bisection(*args) * math.exp(1e-6)
+
+
+# μ = Δ/σ calibrated by the implementation before the model-guided screening search
+# (commit 30d30b3), each the threshold of the full-precision accounting to ~1e-10.
+_PINNED_MU = [
+    (0.5, 1e-05, 0.0005, 100, 0.8828026271475276),
+    (0.5, 1e-05, 0.0005, 2000, 0.8735103906461068),
+    (0.5, 1e-05, 0.01, 2000, 0.26118146875536935),
+    (0.5, 1e-05, 0.2, 100, 0.0637784789358721),
+    (0.5, 1e-08, 0.0005, 2000, 0.6895904862746887),
+    (0.5, 1e-08, 0.2, 2000, 0.010659795855686079),
+    (1.0, 1e-05, 0.0005, 100, 1.2567964788644845),
+    (1.0, 1e-05, 0.01, 100, 0.8778940206690982),
+    (1.0, 1e-05, 0.2, 2000, 0.027215776904347535),
+    (1.0, 1e-08, 0.0005, 2000, 0.9668609087351072),
+    (1.0, 1e-08, 0.01, 2000, 0.3549485468984532),
+    (1.0, 1e-08, 0.2, 100, 0.08956266392883226),
+    (4.0, 1e-05, 0.0005, 2000, 2.022599010877565),
+    (4.0, 1e-05, 0.01, 100, 1.537876053939423),
+    (4.0, 1e-05, 0.2, 2000, 0.09369242059942606),
+    (4.0, 1e-08, 0.0005, 100, 1.752423611482317),
+    (4.0, 1e-08, 0.01, 2000, 0.9228703116735198),
+    (4.0, 1e-08, 0.2, 100, 0.3009830231914495),
+    # order 128 takes over past a sharp bend here: a search that stops at order 96's
+    # threshold returns a μ with ε = 0.094
+    (0.1, 1e-05, 0.0005, 20000, 0.3440886801202225),
+    (8.0, 1e-06, 1.0, 2000, 0.03218932279047258),  # orders 4 and 5 nearly tie
+]
+
+
+@pytest.mark.parametrize("epsilon, delta, eta, steps, pinned", _PINNED_MU)
+def test_calibration_is_the_full_precision_threshold(epsilon, delta, eta, steps, pinned):
+    from skhybrid.accounting._rdp import _subsampled_gaussian_epsilon_full
+
+    mu = calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps)
+    # certified by the all-order full-precision accounting, and the threshold: ε(μ) is
+    # within 2e-10·ε below the target ...
+    eps = _subsampled_gaussian_epsilon_full(eta, mu, steps, delta)[0]
+    assert epsilon * (1 - 2e-10) <= eps <= epsilon
+    # ... so it is the μ calibrated before, to the precision both guarantee
+    assert mu == pytest.approx(pinned, rel=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("epsilon, delta, eta, steps, pinned", _PINNED_MU[::4])
+def test_calibration_is_at_least_the_bisection(epsilon, delta, eta, steps, pinned):
+    from skhybrid.accounting._rdp import _calibrate_bisection
+
+    old = _calibrate_bisection(epsilon, delta, eta, steps)
+    assert old <= calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps) <= (
+        old * math.exp(1e-6))
+
+
+@pytest.mark.parametrize("model", ["off", "none"])
+def test_a_wrong_search_model_cannot_change_the_result(monkeypatch, model):
+    # The two-term model only steers the screening search: off by a factor 3 in the
+    # RDP, or declining every step, the calibration returns the same threshold.
+    from skhybrid.accounting import _rdp
+
+    real = _rdp._model_step
+    fake = ((lambda al, eta, u0, phi: real(al, eta, u0, phi + math.log(3.0)))
+            if model == "off" else (lambda *args: None))
+    monkeypatch.setattr(_rdp, "_model_step", fake)
+    for epsilon, delta, eta, steps, pinned in (_PINNED_MU[9], _PINNED_MU[-2]):
+        _rdp._calibrate_cached.cache_clear()
+        try:
+            mu = _rdp.calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps)
+        finally:
+            _rdp._calibrate_cached.cache_clear()
+        eps = _rdp._subsampled_gaussian_epsilon_full(eta, mu, steps, delta)[0]
+        assert epsilon * (1 - 2e-10) <= eps <= epsilon
+        assert mu == pytest.approx(pinned, rel=1e-9)
+
+
+@pytest.mark.parametrize("eta", [1e-5, 1e-3, 0.1, 1.0])
+@pytest.mark.parametrize("mu", [1e-3, 0.05, 0.5, 2.0, 8.0])
+def test_screening_integrand_is_the_accounting_integrand(eta, mu):
+    # The erfcx form of the screening/steering integrand against the log_ndtr form of
+    # the accounting's (_rdp_one), relative to each order's peak.
+    from skhybrid.accounting._rdp import _log_gauss_curve, _log_integrand
+
+    a = np.array(DEFAULT_ORDERS)[:, None]
+    s = (mu * mu / 2 + np.maximum(a - 1, 1) * mu * mu + 15 * mu) * np.linspace(0, 1, 257)
+    log_u = np.logaddexp(math.log1p(-eta) if eta < 1 else -np.inf, math.log(eta) + s)
+    ref = np.logaddexp((a - 2) * log_u, (-a - 1) * log_u) + _log_gauss_curve(mu, s) + s
+    got = _log_integrand(a, eta, mu, s)
+    top = ref.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(np.exp(got - top), np.exp(ref - top), rtol=0, atol=1e-5)
