@@ -40,6 +40,9 @@ _OUTPUT_SHARE = 0.05
 # z of the paired sign test that must favour the DP model on the public rows
 # before it is released instead of the public-only model (see _public_model_wins).
 _SELECTION_Z = 1.0
+# ... and by at least this many more rows than the public model gets right: with a
+# handful of public rows two lucky rows must not decide.
+_SELECTION_MIN = 2
 
 
 def _public_minimiser(X_hat, y_pm, C, norm, tol):
@@ -407,7 +410,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         in-sample, which favours it slightly (public rows are in its objective); so the DP
         model is kept only when a paired sign test favours it at z = 1: with ``a`` rows
         that only the DP model gets right and ``b`` that only the public model gets right,
-        ``a − b > √(a + b)``. Few public rows therefore mean the public-only model,
+        ``a − b > max(√(a + b), 2)``. Few public rows therefore mean the public-only model,
         exact and free, unless the DP model is far better.
         """
         if not all(np.any(yp == c) for c in self.classes_):
@@ -423,7 +426,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             pub_right[test] = _predict(labels, Xh[test] @ W.T) == yp[test]
         a = int(np.sum(dp_right & ~pub_right))
         b = int(np.sum(pub_right & ~dp_right))
-        return not a - b > _SELECTION_Z * math.sqrt(a + b)
+        return not a - b > max(_SELECTION_Z * math.sqrt(a + b), _SELECTION_MIN)
 
     def _labels(self, scores):
         """Labels from one-vs-rest scores, as ``predict`` turns decision values into them."""
