@@ -272,6 +272,10 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     array([0, 1])
     """
 
+    # The fit depends only on the set of distinct rows (repeated rows are the same
+    # constraint): SubsampleTestReweigh hands it each drawn row once.
+    _fit_depends_on_distinct_rows_only = True
+
     _parameter_constraints = {
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, 1, closed="neither")],
