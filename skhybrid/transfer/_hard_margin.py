@@ -314,7 +314,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the hard-margin SVM.
 
-        BLAS runs on one thread up to 256 features (see :mod:`skhybrid._threads`).
+        BLAS runs on one thread with the active-set solver, and up to 256 features with
+        the interior-point solver (see :mod:`skhybrid._threads`).
 
         Parameters
         ----------
@@ -337,6 +338,12 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         """
         shape = getattr(X, "shape", ())  # before validation: no numpy call on X
         n_columns = shape[1] if len(shape) == 2 else 0
+        if self.solver == "active-set":
+            # A loop of thousands of p x p products and LAPACK updates on one factor of a
+            # few MB: BLAS threads only hand work off (and numpy's and scipy's separate
+            # OpenBLAS pools contend), so one thread at any width (App. C, d = 500, two
+            # threads per pool: 3-18x slower in CPU time).
+            n_columns = 0
         with single_blas_thread_if_small(n_columns):
             return self._fit(X, y, sample_weight)
 
