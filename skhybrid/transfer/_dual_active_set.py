@@ -17,7 +17,8 @@ A step costs O(p²). The entering row is the most violated of a *candidate pool*
 (one O(|pool| p) product); its next few most violated rows form a *shortlist* that picks
 the following entering rows at O(shortlist · p) each, until none of them is violated by at
 least half as much as the pool's worst was. Rows outside the pool are checked only when
-the pool is satisfied, and the most violated of them join it. The method may start from any active set whose equality-constrained
+the pool is satisfied; if some are violated, the rows of smallest slack among them join
+it (the violated ones first, then the nearly violated ones). The method may start from any active set whose equality-constrained
 optimum has non-negative multipliers (a *warm start*, e.g. from the support vectors of a
 previous, related problem).
 """
@@ -100,7 +101,9 @@ def _warm_factor(Z, start, u, max_rounds=20):
     for _ in range(max_rounds):
         if rows.size == 0:
             break
-        Q, R = qr(A, mode="full", check_finite=False)
+        # Householder QR without forming Q; the full p × p Q is formed only for the set
+        # that is accepted (the pruning rounds need R alone).
+        (reflectors, tau), R = qr(A, mode="raw", check_finite=False)
         diag = np.abs(np.diag(R))
         ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
         if ok.all():
@@ -108,7 +111,7 @@ def _warm_factor(Z, start, u, max_rounds=20):
                                  check_finite=False)
             w = solve_triangular(R[:rows.size], y, check_finite=False)
             if np.all(w >= 0):
-                fac.J = np.asfortranarray(Q)
+                fac.J = _full_q(reflectors, tau)
                 fac.R[:rows.size, :rows.size] = R[:rows.size]
                 fac.q = rows.size
                 u[:rows.size] = w
@@ -116,6 +119,18 @@ def _warm_factor(Z, start, u, max_rounds=20):
             ok = w >= 0
         rows, A = rows[ok], A[:, ok]
     return fac, []
+
+
+def _full_q(reflectors, tau):
+    """The full orthogonal Q (Fortran order) of a Householder QR in LAPACK's raw form."""
+    m, k = reflectors.shape
+    a = np.zeros((m, m), order="F")
+    a[:, :k] = reflectors
+    work, info = lapack.dorgqr(a, tau, lwork=-1)[1:]
+    q, _, info = lapack.dorgqr(a, tau, lwork=int(work[0]), overwrite_a=True)
+    if info:
+        raise np.linalg.LinAlgError("dorgqr failed")
+    return np.asfortranarray(q)
 
 
 def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_scans=200,
@@ -138,8 +153,9 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
     tol : float, default=1e-9
         A row is satisfied when ⟨zᵢ, v⟩ ≥ 1 − tol.
     growth : int or None, default=None
-        When the pool is satisfied, at most this many of the most violated other rows join
-        it (``None``: p).
+        When the pool is satisfied and some other row is violated, this many other rows
+        of smallest slack join it: the most violated first, then nearly violated ones
+        (``None``: p).
     max_scans : int, default=200
         Cap on scans of all rows.
     max_steps : int or None, default=None
@@ -230,7 +246,13 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
             if scans >= max_scans:
                 raise ValueError(f"the dual active-set method did not finish in "
                                  f"{max_scans} scans")
-            new = new[np.argsort(full[new], kind="stable")[:growth]]
+            # The `growth` smallest slacks outside the pool join it: the violated rows
+            # first, then the nearly violated ones, which the next steps' moves of v
+            # would otherwise make violated and bring in at one more scan each.
+            outside = np.flatnonzero(~in_pool)
+            if outside.size > growth:
+                outside = outside[np.argpartition(full[outside], growth - 1)[:growth]]
+            new = outside[np.argsort(full[outside], kind="stable")]
             in_pool[new] = True
             size = pool.size + new.size
             if size > buf.shape[0]:
