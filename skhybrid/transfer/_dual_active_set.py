@@ -13,15 +13,18 @@ the answer.
 With G = I the factorisation is Z_Aᵀ = J[:, :q] R for an orthogonal J and an upper
 triangular R. Adding a constraint is one Householder reflection of J's last p − q columns;
 dropping one is LAPACK-backed Givens re-triangularisation (:func:`scipy.linalg.qr_delete`).
-A step costs O(p²) plus O(|pool| p) to update the violations of a *candidate pool* of rows;
-rows outside the pool are checked only when the pool is satisfied, and the most violated
-of them join it. The method may start from any active set whose equality-constrained
+A step costs O(p²). The entering row is the most violated of a *candidate pool* of rows
+(one O(|pool| p) product); its next few most violated rows form a *shortlist* that picks
+the following entering rows at O(shortlist · p) each, until none of them is violated by at
+least half as much as the pool's worst was. Rows outside the pool are checked only when
+the pool is satisfied; if some are violated, the rows of smallest slack among them join
+it (the violated ones first, then the nearly violated ones). The method may start from any active set whose equality-constrained
 optimum has non-negative multipliers (a *warm start*, e.g. from the support vectors of a
 previous, related problem).
 """
 
 import numpy as np
-from scipy.linalg import lapack, qr, qr_delete, solve_triangular
+from scipy.linalg import blas, lapack, qr, qr_delete, solve_triangular
 
 __all__ = ["min_norm_dual_active_set"]
 
@@ -30,8 +33,8 @@ class _Factor:
     """Z_Aᵀ = J[:, :q] R[:q, :q] for the q active constraints (J orthogonal).
 
     Both are p × p Fortran arrays, so column blocks are contiguous and the LAPACK calls
-    below need no copies. (The rank-one update stays in numpy: interleaving scipy's and
-    numpy's separate OpenBLAS thread pools in this loop made it 10× slower.)
+    below need no copies; the Householder update is BLAS ``dger`` in place on J₂ (numpy's
+    ``np.outer`` allocated a p × (p − q) temporary per added constraint).
     """
 
     def __init__(self, p):
@@ -41,15 +44,19 @@ class _Factor:
 
     def split(self, n):
         """d = Jᵀn, the primal direction z = J₂J₂ᵀn and the dual direction r = R⁻¹d₁."""
-        q = self.q
         d = self.J.T @ n
+        return (d, *self.directions(d))
+
+    def directions(self, d):
+        """z = J₂d₂ and r = R⁻¹d₁ from d = Jᵀn."""
+        q = self.q
         z = self.J[:, q:] @ d[q:]
         if q == 0:
-            return d, z, d[:0]
+            return z, d[:0]
         r, info = lapack.dtrtrs(self.R[:, :q], d[:q])  # R[:q, :q] via lda = p
         if info:
             raise np.linalg.LinAlgError("singular active-set factor")
-        return d, z, r
+        return z, r
 
     def add(self, d):
         """Append the constraint whose d = Jᵀn came from :meth:`split`."""
@@ -61,14 +68,14 @@ class _Factor:
         v[0] -= gamma
         vv = float(v @ v)
         if vv > 0:  # Householder reflection (I − 2vvᵀ/vᵀv) x = γ e₁ applied to J₂ in place
-            J2 = self.J[:, q:]
-            J2 -= np.outer(J2 @ v, (2.0 / vv) * v)
+            J2 = self.J[:, q:]  # a Fortran-contiguous view: dger updates it in place
+            blas.dger(-2.0 / vv, J2 @ v, v, a=J2, overwrite_a=True)
         self.R[:q, q] = d[:q]
         self.R[q, q] = gamma
         self.q = q + 1
 
     def drop(self, k):
-        """Remove active constraint k."""
+        """Remove active constraint k (Givens rotations change only J's columns k..q-1)."""
         q = self.q
         J, R = qr_delete(self.J, self.R[:, :q], k, which="col", overwrite_qr=True,
                          check_finite=False)
@@ -94,7 +101,9 @@ def _warm_factor(Z, start, u, max_rounds=20):
     for _ in range(max_rounds):
         if rows.size == 0:
             break
-        Q, R = qr(A, mode="full", check_finite=False)
+        # Householder QR without forming Q; the full p × p Q is formed only for the set
+        # that is accepted (the pruning rounds need R alone).
+        (reflectors, tau), R = qr(A, mode="raw", check_finite=False)
         diag = np.abs(np.diag(R))
         ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
         if ok.all():
@@ -102,7 +111,7 @@ def _warm_factor(Z, start, u, max_rounds=20):
                                  check_finite=False)
             w = solve_triangular(R[:rows.size], y, check_finite=False)
             if np.all(w >= 0):
-                fac.J = np.asfortranarray(Q)
+                fac.J = _full_q(reflectors, tau)
                 fac.R[:rows.size, :rows.size] = R[:rows.size]
                 fac.q = rows.size
                 u[:rows.size] = w
@@ -112,8 +121,20 @@ def _warm_factor(Z, start, u, max_rounds=20):
     return fac, []
 
 
+def _full_q(reflectors, tau):
+    """The full orthogonal Q (Fortran order) of a Householder QR in LAPACK's raw form."""
+    m, k = reflectors.shape
+    a = np.zeros((m, m), order="F")
+    a[:, :k] = reflectors
+    work, info = lapack.dorgqr(a, tau, lwork=-1)[1:]
+    q, _, info = lapack.dorgqr(a, tau, lwork=int(work[0]), overwrite_a=True)
+    if info:
+        raise np.linalg.LinAlgError("dorgqr failed")
+    return np.asfortranarray(q)
+
+
 def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_scans=200,
-                             max_steps=None, verbose=0):
+                             max_steps=None, shortlist=64, verbose=0):
     """Solve min ½‖v‖² s.t. Z v ≥ 1 exactly (Goldfarb–Idnani with G = I).
 
     Parameters
@@ -132,12 +153,20 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
     tol : float, default=1e-9
         A row is satisfied when ⟨zᵢ, v⟩ ≥ 1 − tol.
     growth : int or None, default=None
-        When the pool is satisfied, at most this many of the most violated other rows join
-        it (``None``: p).
+        When the pool is satisfied and some other row is violated, this many other rows
+        of smallest slack join it: the most violated first, then nearly violated ones
+        (``None``: p).
     max_scans : int, default=200
         Cap on scans of all rows.
     max_steps : int or None, default=None
         Cap on add/drop steps (``None``: 50·(m + p)).
+    shortlist : int, default=64
+        After each product with the whole pool, its ``shortlist`` most violated rows are
+        kept (a contiguous copy) and pick the next entering rows: the most violated of
+        them enters while it is violated by at least half the pool's worst violation at
+        that product; then the pool is multiplied again. ``0``: every entering row is the
+        pool's most violated (one pool product per entering row). Changes the path, never
+        the answer.
     verbose : int, default=0
         Print a line at every full scan.
 
@@ -177,15 +206,34 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
         buf32 = buf.astype(np.float32)
     Zp, Zp32 = buf[:pool.size], buf32[:pool.size]
     steps = scans = 0
+    short = Z_short = None  # pool positions of the shortlist, and a copy of their rows
+    worst = 0.0  # the pool's worst slack at its last product
+    ratios = np.empty(p)
     while True:
-        # One product with the pool per entering row (not per add or drop step).
-        with np.errstate(over="ignore", invalid="ignore"):
-            j = int(np.argmin(Zp32 @ v.astype(np.float32)))
-        if float(Zp[j] @ v) - 1.0 >= -tol:
-            slack = Zp @ v - 1.0
-            j = int(np.argmin(slack))
-        if float(Zp[j] @ v) - 1.0 >= -tol:
+        j = -1
+        if short is not None:
+            slack_short = Z_short @ v
+            i = int(np.argmin(slack_short))
+            if slack_short[i] - 1.0 < 0.5 * worst:
+                j = int(short[i])
+        if j < 0:
+            # One product with the pool; its worst row enters.
+            with np.errstate(over="ignore", invalid="ignore"):
+                slack32 = Zp32 @ v.astype(np.float32)
+            j = int(np.argmin(slack32))
+            worst = float(Zp[j] @ v) - 1.0
+            if worst >= -tol:
+                slack = Zp @ v - 1.0
+                j = int(np.argmin(slack))
+                worst = float(slack[j])
+            if worst < -tol and 0 < shortlist < slack32.size // 2:
+                short = np.argpartition(slack32, shortlist)[:shortlist]
+                Z_short = Zp[short]
+            else:
+                short = Z_short = None
+        if worst >= -tol:
             # Pool satisfied: scan every row; the most violated outsiders join the pool.
+            short = Z_short = None
             scans += 1
             full = Z @ v - 1.0
             new = np.flatnonzero((full < -tol) & ~in_pool)
@@ -198,7 +246,13 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
             if scans >= max_scans:
                 raise ValueError(f"the dual active-set method did not finish in "
                                  f"{max_scans} scans")
-            new = new[np.argsort(full[new], kind="stable")[:growth]]
+            # The `growth` smallest slacks outside the pool join it: the violated rows
+            # first, then the nearly violated ones, which the next steps' moves of v
+            # would otherwise make violated and bring in at one more scan each.
+            outside = np.flatnonzero(~in_pool)
+            if outside.size > growth:
+                outside = outside[np.argpartition(full[outside], growth - 1)[:growth]]
+            new = outside[np.argsort(full[outside], kind="stable")]
             in_pool[new] = True
             size = pool.size + new.size
             if size > buf.shape[0]:
@@ -214,26 +268,29 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
         n = Zp[j]
         q = fac.q
         u[q] = 0.0
+        d = fac.J.T @ n
+        nn = float(n @ n)
         while True:
             steps += 1
             if steps > max_steps:
                 raise ValueError(f"the dual active-set method did not finish in "
                                  f"{max_steps} steps")
-            d, z, r = fac.split(n)
+            z, r = fac.directions(d)
             # Partial step length: the first active multiplier driven to zero.
             t1, k = np.inf, -1
-            pos = np.flatnonzero(r > 0)
-            if pos.size:
-                ratios = u[pos] / r[pos]
-                i = int(np.argmin(ratios))
-                t1, k = float(ratios[i]), int(pos[i])
+            if q:
+                rq = ratios[:q]
+                rq.fill(np.inf)
+                np.divide(u[:q], r, out=rq, where=r > 0)
+                k = int(np.argmin(rq))
+                t1 = float(rq[k])
             # Full step length: the entering constraint becomes tight.
             zn = float(z @ n)
-            t2 = (1.0 - float(n @ v)) / zn if zn > 1e-14 * float(n @ n) else np.inf
-            if not (np.isfinite(t1) or np.isfinite(t2)):
+            t2 = (1.0 - float(n @ v)) / zn if zn > 1e-14 * nn else np.inf
+            if not (t1 < np.inf or t2 < np.inf):
                 raise ValueError("the constraints are infeasible")
             t = min(t1, t2)
-            if np.isfinite(t2):
+            if t2 < np.inf:
                 v += t * z
             u[:q] -= t * r
             u[q] += t
@@ -242,6 +299,7 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
                 active.append(int(pool[j]))
                 break
             fac.drop(k)
+            d[k:q] = fac.J[:, k:q].T @ n  # the rotations changed only J's columns k..q-1
             del active[k]
             u[k:q] = u[k + 1:q + 1].copy()
             q -= 1

@@ -202,8 +202,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     Appendix C. The default solver is the Goldfarb–Idnani dual active-set method: it adds
     violated constraints one at a time, tracking a pool of candidate rows (first the
     ``working_set_size`` smallest margins under a starting hyperplane; when the pool is
-    satisfied, the ``batch_size`` most violated other rows join it) and stops when every
-    margin is ≥ 1 − ``tol``.
+    satisfied and another row is violated, the ``batch_size`` other rows of smallest
+    margin join it) and stops when every margin is ≥ 1 − ``tol``.
 
     Parameters
     ----------
@@ -219,7 +219,9 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         starting hyperplane). ``None``: ``4 * (n_features + 1)`` for the active-set
         solver, ``2 * (n_features + 1)`` for the interior-point solver.
     batch_size : int or None, default=None
-        Violated points added per round. ``None``: ``(n_features + 1) // 2`` for the
+        Points added per round: the active-set solver adds the points of smallest margin
+        outside its pool (violated first, then nearly violated), the interior-point
+        solver the most violated ones. ``None``: ``(n_features + 1) // 2`` for the
         active-set solver, ``n_features + 1`` for the interior-point solver.
     warm_start : bool, default=False
         Start from the previous fit's hyperplane (the first pool is the new data's points
@@ -229,8 +231,9 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         Changes only the work done: the solution is the same unique optimum.
     solver : {"active-set", "interior-point"}, default="active-set"
         ``"active-set"``: Goldfarb–Idnani, O(d²) per added or dropped constraint (on KS
-        App. C data at 48,022 rows × 500 features: about 15(d + 1) steps, ≈1.8 s, from
-        the class means; 6(d + 1) steps, ≈0.6 s, warm-started in STR's loop).
+        App. C data at 48,022 rows × 500 features, one BLAS thread: about 15(d + 1)
+        steps, ≈2 s, from the class means; 6.5(d + 1) steps, ≈0.65 s, warm-started in
+        STR's loop).
         ``"interior-point"``: working-set rounds, each a dense primal-dual interior-point
         QP from scratch (≈35 s on the same data). Both return the unique optimum.
     verbose : int, default=0
@@ -272,6 +275,11 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     array([0, 1])
     """
 
+    # The fit depends only on the set of distinct rows (repeated rows are the same
+    # constraint): SubsampleTestReweigh hands it each drawn row once. Read from this
+    # class only (not inherited): a subclass that changes fit must declare it again.
+    _fit_depends_on_distinct_rows_only = True
+
     _parameter_constraints = {
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, 1, closed="neither")],
@@ -310,7 +318,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the hard-margin SVM.
 
-        BLAS runs on one thread up to 256 features (see :mod:`skhybrid._threads`).
+        BLAS runs on one thread with the active-set solver, and up to 256 features with
+        the interior-point solver (see :mod:`skhybrid._threads`).
 
         Parameters
         ----------
@@ -333,6 +342,12 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         """
         shape = getattr(X, "shape", ())  # before validation: no numpy call on X
         n_columns = shape[1] if len(shape) == 2 else 0
+        if self.solver == "active-set":
+            # A loop of thousands of p x p products and LAPACK updates on one factor of a
+            # few MB: BLAS threads only hand work off (and numpy's and scipy's separate
+            # OpenBLAS pools contend), so one thread at any width (App. C, d = 500, two
+            # threads per pool: 3-18x slower in CPU time).
+            n_columns = 0
         with single_blas_thread_if_small(n_columns):
             return self._fit(X, y, sample_weight)
 

@@ -7,6 +7,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.metaestimators import available_if
 
@@ -484,6 +485,14 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
 
         log_w = np.zeros(n_c)  # Algorithm 1: w¹ = 1, μᵗ ∝ wᵗ
         warm = clone(base).set_params(warm_start=True) if self.warm_start else None
+        # A learner whose fit depends only on the set of distinct rows it is given (the
+        # hard-margin SVM: the same constraints, the same unique optimum) gets each drawn
+        # row once, in index order: the same hypothesis from a smaller matrix, gathered
+        # in a cache-friendly order (at App. C's size 37k rows instead of 48k, and the
+        # gather 2x faster). The class itself must declare it: a subclass may change fit.
+        distinct_rows = bool(vars(type(base)).get("_fit_depends_on_distinct_rows_only",
+                                                  False))
+
         def round_(t, log_w):
             log_mu = log_w - np.logaddexp.reduce(log_w)
             params = self._learner_params(base, is_dp, rng, np.inf, None)
@@ -492,6 +501,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                    warm=warm)
             else:
                 idx = sample_from_log_weights(log_mu, m1, rng)
+                if distinct_rows:
+                    idx = np.unique(idx)
                 h = self._fit_base(base, params, Xc[idx], yc[idx], warm=warm)
             return h, float(np.mean(h.predict(Xl) != yl))  # SQ oracle: exact local error
 
@@ -702,17 +713,20 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         threshold, else down-weight the curator rows it gets right (α/8 MW update)."""
         estimates, best, h, converged = [], (np.inf, None), None, False
         start = time.perf_counter()
-        for t in range(T):
-            h, a = round_(t, log_w)
-            estimates.append(a)
-            if a < best[0]:
-                best = (a, h)
-            if a <= threshold:
-                converged = True
-            self._report(t, T, a, threshold, start, converged)
-            if converged:
-                break
-            log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
+        # fit() validated X (finite float64): the learners need not re-check every row of
+        # it each round (at App. C's size, 0.5 GB of finiteness checks per round).
+        with config_context(assume_finite=True):
+            for t in range(T):
+                h, a = round_(t, log_w)
+                estimates.append(a)
+                if a < best[0]:
+                    best = (a, h)
+                if a <= threshold:
+                    converged = True
+                self._report(t, T, a, threshold, start, converged)
+                if converged:
+                    break
+                log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
         chosen, estimate = (best[1], best[0]) if self.agnostic else (h, estimates[-1])
         self._warn_if_no_better_than_constant(estimate, plan.get("test_std", 0.0))
         return self._set_result(chosen, estimates, converged, plan)

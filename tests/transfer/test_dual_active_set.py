@@ -98,3 +98,17 @@ def test_warm_start_changes_path_not_answer(seed):
         assert set(other[1]) == set(cold[1])
         assert np.all(other[2] >= 0)
     assert warm[3] < cold[3]  # fewer add/drop steps
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_shortlist_changes_path_not_answer(seed):
+    # shortlist=0 is the reference path (the pool's most violated row enters every time);
+    # the shortlist picks other violated rows, so the path differs but not the optimum
+    Z = _rows(3000, 40, seed=seed)
+    ref = min_norm_dual_active_set(Z, pool=np.arange(600), growth=20, shortlist=0)
+    for shortlist in (8, 64):
+        fast = min_norm_dual_active_set(Z, pool=np.arange(600), growth=20, shortlist=shortlist)
+        np.testing.assert_allclose(fast[0], ref[0], rtol=1e-10, atol=1e-12)
+        assert set(fast[1]) == set(ref[1])
+        np.testing.assert_allclose(fast[2][np.argsort(fast[1])], ref[2][np.argsort(ref[1])],
+                                   rtol=1e-8, atol=1e-12)

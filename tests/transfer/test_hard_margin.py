@@ -199,6 +199,35 @@ def test_str_warm_start_gives_identical_run():
     assert b.privacy_params_["warm_start"] is True
 
 
+def test_str_fast_path_matches_reference_path(monkeypatch):
+    # The optimised path (each drawn row once, the solver's entering-row shortlist) against
+    # the reference one (the subsample as drawn, the pool's most violated row every time):
+    # the same hypotheses, so the same test decisions and MW updates in every round.
+    import functools
+
+    from skhybrid.transfer import _hard_margin
+    from skhybrid.transfer._dual_active_set import min_norm_dual_active_set
+
+    X, y, mask = _gauss_shift(3000, 1500, d=40, k=3, seed=1)
+    kw = dict(epsilon=np.inf, alpha=0.02, max_iter=12, subsample_size=2500, tau=0.0,
+              warm_start=True, random_state=0, classes=[-1, 1])
+    fast = SubsampleTestReweigh(HardMarginLinearSVC(), **kw).fit(X, y, curator_mask=mask)
+
+    class AsDrawn(HardMarginLinearSVC):
+        _fit_depends_on_distinct_rows_only = False
+
+    monkeypatch.setattr(_hard_margin, "min_norm_dual_active_set",
+                        functools.partial(min_norm_dual_active_set, shortlist=0))
+    ref = SubsampleTestReweigh(AsDrawn(), **kw).fit(X, y, curator_mask=mask)
+    assert ref.n_iter_ == fast.n_iter_ == 12
+    np.testing.assert_array_equal(fast.target_error_estimates_, ref.target_error_estimates_)
+    np.testing.assert_allclose(fast.hypothesis_.coef_, ref.hypothesis_.coef_, rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(fast.hypothesis_.intercept_, ref.hypothesis_.intercept_,
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(fast.predict(X), ref.predict(X))
+
+
 def test_str_warm_start_errors():
     X, y, mask = _gauss_shift(200, 100)
     from sklearn.linear_model import LogisticRegression
