@@ -218,14 +218,15 @@ class ObjectivePerturbation:
 
         Cost per step: one pass over the rows for value, gradient and curvature (the
         margins z are computed once per point), and the Hessian Xᵀ diag(ℓ″) X in single
-        precision on blocks of rows (twice as fast; it only chooses the direction, which
-        stays a descent direction of the exact objective while the factor is positive
-        definite — else the Hessian is recomputed in double precision). Near the minimiser the Hessian barely
-        moves, so once a step has cut the gradient below 1e-3 of its first value the last
-        Cholesky factor is kept (a chord step: the direction is still a descent direction
-        of the exact objective, and the Armijo line search is unchanged); a fresh Hessian
-        is computed again whenever a kept factor fails to cut the gradient tenfold. Only
-        the stopping rule decides what is returned: the exact gradient below ``tol``.
+        precision on blocks of rows (twice as fast; it only chooses the direction, a
+        descent direction of the exact objective while the factor is positive definite;
+        double precision takes over when it is not, or when the solve stalls under it).
+        Near the minimiser the Hessian barely moves, so once a step has cut the gradient
+        below 1e-3 of its first value the last Cholesky factor is kept (a chord step: the
+        direction is still a descent direction of the exact objective, and the Armijo
+        line search is unchanged); a fresh Hessian is computed again whenever a kept
+        factor fails to cut the gradient tenfold. Only the stopping rule decides what is
+        returned: the exact gradient below ``tol``.
         """
         n = self.n
         wy = weight * y_pm
@@ -241,6 +242,12 @@ class ObjectivePerturbation:
         value, grad, q = evaluate(u)
         g_first = g_norm = float(np.max(np.abs(grad)))
         factor = X_single = None
+        # The Hessian starts in single precision. Whatever looks like float64 exhaustion
+        # under a single-precision factor (a failed line search, a stall) switches to
+        # double precision for the rest of the solve first: only a double-precision
+        # Newton step may declare exhaustion, so a poorly conditioned problem costs time,
+        # never a data-dependent failure.
+        single = True
         # Float64 exhaustion: steps accepted only because the value is flat to float64
         # and the gradient wobbles below its last value. Newton from there halves the
         # gradient in a step or two; _STALL_STEPS flat steps without halving mean that
@@ -250,11 +257,22 @@ class ObjectivePerturbation:
             if g_norm <= tol:
                 return u, it - 1, g_norm
             if flat_steps > _STALL_STEPS:
-                return u, it - 1, g_norm
+                if not single:
+                    return u, it - 1, g_norm
+                single, factor, mark, flat_steps = False, None, g_norm, 0
             if factor is None:
-                if X_single is None:
-                    X_single = X_hat.astype(np.float32)
-                factor = _newton_factor(X_single, X_hat, weight * q * (1.0 - q) / n, reg)
+                curv = weight * q * (1.0 - q) / n
+                if single:
+                    if X_single is None:
+                        X_single = X_hat.astype(np.float32)
+                    try:
+                        factor = cho_factor(_hessian(X_single, curv, reg), lower=True,
+                                            check_finite=False)
+                    except np.linalg.LinAlgError:  # rounding broke positive definiteness
+                        single = False
+                if not single:
+                    factor = cho_factor(_hessian(X_hat, curv, reg), lower=True,
+                                        check_finite=False)
                 fresh = True
             step = cho_solve(factor, grad, check_finite=False)
             t = 1.0
@@ -271,9 +289,11 @@ class ObjectivePerturbation:
                 if accepted or t < 1e-12:
                     break
                 t *= 0.5
-            if not accepted:  # no float64 progress left
+            if not accepted:  # no float64 progress left ...
+                if fresh and not single:
+                    return u, it, g_norm  # ... even with an exact Hessian: u is it
                 if fresh:
-                    return u, it, g_norm  # ... even with an exact Hessian: the current point is it
+                    single = False  # ... with a single-precision one: retry in double
                 factor = None  # a kept factor: retry from here with a fresh Hessian
                 continue
             # Keep the factor only close to the minimiser, and only while it works.
@@ -291,16 +311,6 @@ class ObjectivePerturbation:
 
 # Rows per block of the Hessian's rank-k update (keeps the scaled block in cache).
 _HESSIAN_BLOCK = 4096
-
-
-def _newton_factor(X_single, X, curv, reg):
-    """Cholesky factor of the Hessian, from the single-precision rows ``X_single``, or
-    from the double-precision ``X`` when single precision loses positive definiteness
-    (a reg far below the rounding of the curvature term)."""
-    try:
-        return cho_factor(_hessian(X_single, curv, reg), lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return cho_factor(_hessian(X, curv, reg), lower=True, check_finite=False)
 
 
 def _hessian(X, curv, reg):

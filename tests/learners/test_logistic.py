@@ -368,3 +368,26 @@ def test_private_fit_that_misses_its_tolerance_releases_nothing():
     with pytest.raises(RuntimeError, match="gradient tolerance"):
         DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-300, random_state=0,
                              data_norm=1000.0).fit(X, y)
+
+
+def test_single_precision_hessian_hands_over_to_double_precision(monkeypatch):
+    # The Newton direction comes from a single-precision Hessian; on a problem whose
+    # regulariser is below its rounding (nearly collinear columns, reg 1e-11) the factor
+    # is not positive definite and double precision takes over: the solve still reaches
+    # tol (a failure here would be a data-dependent release).
+    import skhybrid.learners._objective_perturbation as op
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(20_000, 40))
+    Z[:, 1] = Z[:, 0] + 1e-6 * rng.normal(size=20_000)
+    Z[:, 2] = Z[:, 0] - Z[:, 3] + 1e-7 * rng.normal(size=20_000)
+    X = Z / np.linalg.norm(Z, axis=1).max()
+    y_pm = np.where(Z[:, 0] + Z[:, 4] + 0.5 * rng.normal(size=20_000) > 0, 1.0, -1.0)
+    dtypes = []
+    real = op._hessian
+    monkeypatch.setattr(op, "_hessian", lambda Xh, *a: dtypes.append(Xh.dtype) or real(Xh, *a))
+    mech = op.ObjectivePerturbation(80.0, 1e-11, 20_000)
+    assert mech.extra_reg == 0.0
+    _, _, g = mech.solve(X, y_pm, mech.draw_noise(40, rng), exhaustive=True)
+    assert g <= 1e-10
+    assert dtypes[0] == np.float32 and dtypes[-1] == np.float64
