@@ -216,6 +216,10 @@ Reading the table
     without noise, not the best possible model; on a finite test set two close models
     differ by chance, and some learners (PPM, the parity learners) select among
     hypotheses built from public rows, where noise rarely changes the choice.
+  * DPLogisticRegression scores the same at every epsilon here: it checks on the public
+    rows whether the DP model beats a model fitted on the public rows alone, and with
+    10% public rows it does not, so the public model is released. The charge is the same
+    either way (the check only reads public rows and the DP output).
   * The accountant's total is not the sum of the "spent" column. Agents are a separate
     population with their own budget, and within a population the accountant reports the
     tightest valid composition of all the events, below adding the epsilons up: central
