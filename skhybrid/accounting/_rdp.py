@@ -731,13 +731,13 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     n = len(a)
     room = epsilon - conv
     alive = room > 0  # the other orders cannot reach ε at any μ
-    if not np.any(alive):
+    if not alive.any():
         return None
     with np.errstate(all="ignore"):
         model = steps * _model_rdp(a, eta, 1.0)
-    if not np.all(model[alive] > 0) or not np.all(np.isfinite(model[alive])):
+    if not (model[alive] > 0).all() or not np.isfinite(model[alive]).all():
         return None
-    j0 = int(np.argmin(np.where(alive, model + conv, np.inf)))
+    j0 = int(np.where(alive, model + conv, np.inf).argmin())
     lo, hi = max(0, j0 - 3), min(n, j0 + 4)
     v_lo, v_hi = (m2 + math.log(-math.expm1(-m2)) for m2 in (math.exp(2 * t_lo),
                                                             math.exp(2 * t_hi)))
@@ -814,7 +814,7 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
             clear = eps + _COARSE_RTOL * (eps - conv[lo:hi]) < epsilon
             clear[j - lo] = False  # (its own gap is within xtol of the root)
-            if not np.any(clear):
+            if not clear.any():
                 break
             hat = (j, eps)
             continue
@@ -845,7 +845,7 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     if not (slope[j] > 0 and dw_dt > 0):
         return None
     return (t_hat, slope[j] * dw_dt * float(room[j]),
-            (float(np.min(eps)) - epsilon, lo, eps))
+            (float(eps.min()) - epsilon, lo, eps))
 
 
 def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope, orders):
@@ -897,7 +897,7 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
     if not (epsilon * (1.0 - _EPS_RTOL) - 1e-15 <= eps_acc <= epsilon):
         return None
     rdp = steps * _coarse_rdp_all(eta, mu, orders)
-    if np.any(rdp + conv + _COARSE_RTOL * rdp < eps_acc):
+    if (rdp + conv + _COARSE_RTOL * rdp < eps_acc).any():
         return None
     return mu
 
@@ -992,7 +992,7 @@ def _exact_threshold(al, eta, steps, delta, epsilon, t_s, slope, t_lo, t_hi):
 def _screened_feasible(a, conv, eta, mu, steps, epsilon):
     """Whether the screening quadrature finds some order feasible at ``mu``."""
     rdp = steps * _coarse_rdp(a, eta, mu)
-    return bool(np.any(rdp + conv + _COARSE_RTOL * rdp < epsilon))
+    return bool((rdp + conv + _COARSE_RTOL * rdp < epsilon).any())
 
 
 def _order_threshold(al, eta, steps, delta, epsilon, t0, t_lo, t_hi, slope, max_iter=30):
