@@ -64,7 +64,8 @@ except ImportError:  # the peer is optional
 def clear_caches():
     """Empty every calibration/composition cache (a "cold" first fit)."""
     for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _rdp._rdp_one,
-               getattr(_rdp, "_coarse_rdp_all", None), _composition._log_binom,
+               getattr(_rdp, "_coarse_rdp_all", None), getattr(_rdp, "_conversion_cached", None),
+               _composition._log_binom,
                _composition._calibrate_pure_cached, _composition._optimal_homogeneous_epsilon,
                _privacy.str_curator_guarantee, _privacy._composed_epsilon):
         if fn is not None:

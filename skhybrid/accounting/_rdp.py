@@ -60,6 +60,8 @@ def _check(eta, mu):
 
 
 def _orders(alpha):
+    if alpha is DEFAULT_ORDERS:  # (valid: skip the checks)
+        return np.array(DEFAULT_ORDERS)
     a = np.atleast_1d(np.asarray(alpha, dtype=float))
     if np.any(~(a > 1)) or np.any(~np.isfinite(a)):
         raise ValueError(f"Rényi orders alpha must be finite and > 1; got {alpha!r}.")
@@ -172,14 +174,44 @@ def _rdp_one(al, eta, mu, n_grid=_N_GRID):
     """:func:`subsampled_gaussian_rdp` at one order (``0 < eta``, ``0 < mu``)."""
     log_1m_eta = math.log1p(-eta) if eta < 1.0 else -np.inf
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
-    s = np.linspace(0.0, s_max, n_grid)
+    s = _linspace(s_max, n_grid)
     log_u = np.logaddexp(log_1m_eta, math.log(eta) + s)  # ln(1 + η(e^s − 1))
     log_w = np.logaddexp((al - 2.0) * log_u, (-al - 1.0) * log_u)
     log_f = log_w + _log_gauss_curve(mu, s) + s
-    top = np.max(log_f)
-    integral = simpson(np.exp(log_f - top), x=s)
+    top = log_f.max()
+    integral = _simpson(np.exp(log_f - top), s)
     log_b = math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral)
     return float(np.logaddexp(0.0, log_b) / (al - 1.0))
+
+
+@lru_cache(maxsize=8)
+def _arange(n):
+    out = np.arange(n, dtype=float)
+    out.flags.writeable = False
+    return out
+
+
+def _linspace(stop, n):
+    """``np.linspace(0.0, stop, n)``, bit for bit (the same ``arange(n)·step`` with the
+    last point set to ``stop``), without re-making the index grid on every call."""
+    out = _arange(n) * (stop / (n - 1))
+    out[-1] = stop
+    return out
+
+
+def _simpson(y, x):
+    """``scipy.integrate.simpson(y, x=x)`` for an odd number of increasing points, bit for
+    bit: the same operations in the same order (Simpson's rule for unequal spacings), less
+    the argument handling, which costs more than the arithmetic at this size."""
+    h = np.diff(x)
+    h0, h1 = h[0::2], h[1::2]
+    hsum = h0 + h1
+    hprod = h0 * h1
+    h0divh1 = h0 / h1
+    tmp = hsum / 6.0 * (y[0:-2:2] * (2.0 - 1.0 / h0divh1)
+                        + y[1:-1:2] * (hsum * (hsum / hprod))
+                        + y[2::2] * (2.0 - h0divh1))
+    return np.sum(tmp)
 
 
 def mixture_pair_rdp(alpha, eta, mu, order="forward"):
@@ -273,7 +305,7 @@ def rdp_to_dp_epsilon(rdp, orders, delta):
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1); got delta={delta!r}.")
     eps = r + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
-    j = int(np.argmin(eps))
+    j = int(eps.argmin())
     return max(float(eps[j]), 0.0), float(a[j])
 
 
@@ -331,6 +363,7 @@ _COARSE_RTOL = 2e-3
 _SIMPSON_COARSE = np.ones(_COARSE_GRID)
 _SIMPSON_COARSE[1:-1:2] = 4.0
 _SIMPSON_COARSE[2:-1:2] = 2.0
+_UNIT_COARSE = np.linspace(0.0, 1.0, _COARSE_GRID)
 
 
 def _log_integrand(a, eta, mu, s):
@@ -350,11 +383,11 @@ def _log_integrand(a, eta, mu, s):
     log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
     # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
     log_w = (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
-    if np.all(mu <= 30.0):
+    if (mu <= 30.0) if isinstance(mu, float) else (mu <= 30.0).all():
         z = mu / 2.0 - s / mu
         x = -_RSQRT2 * z
         diff = erfcx(x) - erfcx(x + _RSQRT2 * mu)
-        if np.all(diff > 0):
+        if (diff > 0).all():
             return log_w + np.log(diff) - 0.5 * z * z - _LN2 + s
     return log_w + _log_gauss_curve(mu, s) + s
 
@@ -367,9 +400,9 @@ def _coarse_rdp(a, eta, mu):
     """:func:`subsampled_gaussian_rdp` on a coarse grid, vectorised over the orders (and
     over ``mu``, if it is an array of one value per order)."""
     s_max = mu * mu / 2.0 + np.maximum(a - 1.0, 1.0) * mu * mu + 15.0 * mu
-    s = s_max[:, None] * np.linspace(0.0, 1.0, _COARSE_GRID)[None, :]
+    s = s_max[:, None] * _UNIT_COARSE
     log_f = _log_integrand(a[:, None], eta, np.reshape(mu, (-1, 1)), s)
-    top = np.max(log_f, axis=1)
+    top = log_f.max(axis=1)
     f = np.exp(np.maximum(log_f - top[:, None], -700.0))  # (no subnormals)
     integral = f @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
     log_b = np.log(a * (a - 1.0)) + 2.0 * math.log(eta) + top + np.log(integral)
@@ -379,6 +412,15 @@ def _coarse_rdp(a, eta, mu):
 def _conversion(a, delta):
     """The order-dependent term of :func:`rdp_to_dp_epsilon`."""
     return np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+
+
+@lru_cache(maxsize=64)
+def _conversion_cached(orders, delta):
+    """:func:`_conversion` at the orders of a tuple (the calibration's and its final
+    accounting's, computed once)."""
+    out = _conversion(np.array(orders), delta)
+    out.flags.writeable = False
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -392,10 +434,11 @@ def _coarse_rdp_all(eta, mu, orders):
 
 def _candidates(a, eta, mu, steps, delta):
     """Indices of the orders whose ε may be the minimum (by the screening quadrature)."""
-    rdp = steps * _coarse_rdp_all(eta, mu, tuple(float(x) for x in a))
-    eps = rdp + _conversion(a, delta)
+    orders = tuple(float(x) for x in a)
+    rdp = steps * _coarse_rdp_all(eta, mu, orders)
+    eps = rdp + _conversion_cached(orders, delta)
     margin = _COARSE_RTOL * rdp
-    return np.flatnonzero(eps - margin <= np.min(eps + margin))
+    return np.flatnonzero(eps - margin <= (eps + margin).min())
 
 
 def _exact_eps(al, eta, mu, steps, delta):
@@ -410,7 +453,7 @@ def _epsilon_cached(eta, mu, steps, delta, orders):
     a = np.array(orders)
     idx = _candidates(a, eta, mu, steps, delta)
     eps = np.array([_exact_eps(a[j], eta, mu, steps, delta) for j in idx])
-    k = int(np.argmin(eps))
+    k = int(eps.argmin())
     return max(float(eps[k]), 0.0), float(a[idx[k]])
 
 
@@ -484,7 +527,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             return np.inf
         raise _infeasible(epsilon, delta, eta, steps)
     a = np.array(orders)
-    conv = _conversion(a, delta)
+    conv = _conversion_cached(orders, delta)
 
     def clearly(m, feasible, margin=100):
         # The screening decides when it is far from ε (by ``margin`` times its error
@@ -505,11 +548,11 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             return seen[t][0]
         lo, hi = window
         eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t)) + conv[lo:hi]
-        j = int(np.argmin(eps))
+        j = int(eps.argmin())
         if (j == 0 and lo > 0) or (j == hi - lo - 1 and hi < len(a)):
             lo, hi = 0, len(a)
             eps = steps * _coarse_rdp(a, eta, math.exp(t)) + conv
-            j = int(np.argmin(eps))
+            j = int(eps.argmin())
         window[:] = [max(0, lo + j - 3), min(len(a), lo + j + 4)]
         seen[t] = (float(eps[j]) - epsilon, lo, eps)
         return seen[t][0]
@@ -688,13 +731,13 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     n = len(a)
     room = epsilon - conv
     alive = room > 0  # the other orders cannot reach ε at any μ
-    if not np.any(alive):
+    if not alive.any():
         return None
     with np.errstate(all="ignore"):
         model = steps * _model_rdp(a, eta, 1.0)
-    if not np.all(model[alive] > 0) or not np.all(np.isfinite(model[alive])):
+    if not (model[alive] > 0).all() or not np.isfinite(model[alive]).all():
         return None
-    j0 = int(np.argmin(np.where(alive, model + conv, np.inf)))
+    j0 = int(np.where(alive, model + conv, np.inf).argmin())
     lo, hi = max(0, j0 - 3), min(n, j0 + 4)
     v_lo, v_hi = (m2 + math.log(-math.expm1(-m2)) for m2 in (math.exp(2 * t_lo),
                                                             math.exp(2 * t_hi)))
@@ -771,7 +814,7 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
             clear = eps + _COARSE_RTOL * (eps - conv[lo:hi]) < epsilon
             clear[j - lo] = False  # (its own gap is within xtol of the root)
-            if not np.any(clear):
+            if not clear.any():
                 break
             hat = (j, eps)
             continue
@@ -802,7 +845,7 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     if not (slope[j] > 0 and dw_dt > 0):
         return None
     return (t_hat, slope[j] * dw_dt * float(room[j]),
-            (float(np.min(eps)) - epsilon, lo, eps))
+            (float(eps.min()) - epsilon, lo, eps))
 
 
 def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope, orders):
@@ -826,7 +869,7 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
     _, lo, eps = screen
     rdp = eps - conv[lo:lo + len(eps)]
     margin = _COARSE_RTOL * rdp
-    cand = lo + np.flatnonzero(eps - margin <= np.min(eps + margin))
+    cand = lo + np.flatnonzero(eps - margin <= (eps + margin).min())
     if (cand[0] == lo and lo > 0) or (cand[-1] == lo + len(eps) - 1 and cand[-1] < len(a) - 1):
         return None
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
@@ -849,11 +892,12 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
             return None
         best = max(best, t)
     mu = math.exp(best)
-    eps_acc = subsampled_gaussian_epsilon(eta, mu, steps, delta, orders)[0]
+    # (the arguments were validated by the caller: the cache of the accounting itself)
+    eps_acc = _epsilon_cached(eta, mu, steps, delta, orders)[0]
     if not (epsilon * (1.0 - _EPS_RTOL) - 1e-15 <= eps_acc <= epsilon):
         return None
     rdp = steps * _coarse_rdp_all(eta, mu, orders)
-    if np.any(rdp + conv + _COARSE_RTOL * rdp < eps_acc):
+    if (rdp + conv + _COARSE_RTOL * rdp < eps_acc).any():
         return None
     return mu
 
@@ -881,7 +925,7 @@ def _steer_rdp(al, eta, mu):
     """:func:`_rdp_one` by the steering quadrature (1025 points, Richardson), or nan."""
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
     log_f = _log_integrand(al, eta, mu, s_max * _UNIT_FINE)
-    top = np.max(log_f)
+    top = log_f.max()
     f = np.exp(np.maximum(log_f - top, -700.0))  # (no subnormals: below 1e-300 of the peak)
     h = s_max / (_FINE_GRID - 1)
     fine = (f @ _SIMPSON_FINE) * h / 3.0
@@ -948,7 +992,7 @@ def _exact_threshold(al, eta, steps, delta, epsilon, t_s, slope, t_lo, t_hi):
 def _screened_feasible(a, conv, eta, mu, steps, epsilon):
     """Whether the screening quadrature finds some order feasible at ``mu``."""
     rdp = steps * _coarse_rdp(a, eta, mu)
-    return bool(np.any(rdp + conv + _COARSE_RTOL * rdp < epsilon))
+    return bool((rdp + conv + _COARSE_RTOL * rdp < epsilon).any())
 
 
 def _order_threshold(al, eta, steps, delta, epsilon, t0, t_lo, t_hi, slope, max_iter=30):

@@ -284,3 +284,38 @@ def test_screening_integrand_is_the_accounting_integrand(eta, mu):
     got = _log_integrand(a, eta, mu, s)
     top = ref.max(axis=1, keepdims=True)
     np.testing.assert_allclose(np.exp(got - top), np.exp(ref - top), rtol=0, atol=1e-5)
+
+
+# _rdp_one (the accounting's integral) as computed before its helpers were inlined
+# (commit 9229e63: np.linspace grid, scipy.integrate.simpson).
+_RDP_ONE_REF = [
+    (2.0, 1e-05, 2.0, 1.0483600027308792e-08),
+    (8.0, 0.0005, 1.12, 4.398486239789987e-06),
+    (32.0, 0.0005, 1.12, 12.224307138537396),
+    (1.1, 0.2, 0.05, 5.678858554576746e-05),
+    (128.0, 0.001, 0.3, 7.4537987002670945e-06),
+    (5.0, 1.0, 0.7, 1.2250000000000802),
+    (1024.0, 0.01, 0.02, 2.0814730795624757e-05),
+    (3.0, 0.05, 8.0, 91.50640158966903),
+]
+
+
+@pytest.mark.parametrize("al, eta, mu, ref", _RDP_ONE_REF)
+def test_accounting_integral_is_unchanged(al, eta, mu, ref):
+    from skhybrid.accounting._rdp import _rdp_one
+
+    assert _rdp_one.__wrapped__(al, eta, mu) == pytest.approx(ref, rel=1e-12, abs=0)
+
+
+def test_grid_and_simpson_helpers_are_numpy_and_scipy_bit_for_bit():
+    from scipy.integrate import simpson
+
+    from skhybrid.accounting._rdp import _linspace, _simpson
+
+    rng = np.random.default_rng(0)
+    for stop in (1e-3, 0.37, 1.0, 12.3456789, 2.2e3):
+        for n in (129, 1025, 8001):
+            s = np.linspace(0.0, stop, n)
+            assert np.array_equal(_linspace(stop, n), s)
+            y = np.exp(rng.normal(size=n))
+            assert _simpson(y, s) == simpson(y, x=s)
