@@ -13,7 +13,7 @@ from contextlib import nullcontext
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["single_blas_thread_if_small"]
+__all__ = ["single_blas_thread", "single_blas_thread_if_small"]
 
 #: Above this many columns a dense product is large enough to gain from BLAS threads.
 SMALL_DENSE_COLUMNS = 256
@@ -31,8 +31,13 @@ def _controller():
     return _CONTROLLER[0]
 
 
+def single_blas_thread():
+    """Context manager: BLAS on one thread."""
+    return _controller().limit(limits=1, user_api="blas")
+
+
 def single_blas_thread_if_small(n_columns):
     """Context manager: BLAS on one thread when ``n_columns`` is small, else unchanged."""
     if n_columns <= SMALL_DENSE_COLUMNS:
-        return _controller().limit(limits=1, user_api="blas")
+        return single_blas_thread()
     return nullcontext()

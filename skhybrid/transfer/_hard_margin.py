@@ -29,7 +29,7 @@ import numpy as np
 from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 from sklearn.base import BaseEstimator
 
-from .._threads import single_blas_thread_if_small
+from .._threads import single_blas_thread, single_blas_thread_if_small
 from .._validation import check_binary_targets
 from ..utils._sklearn_compat import (
     Interval,
@@ -340,15 +340,16 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         NotSeparableError
             If the data are not linearly separable.
         """
-        shape = getattr(X, "shape", ())  # before validation: no numpy call on X
-        n_columns = shape[1] if len(shape) == 2 else 0
         if self.solver == "active-set":
             # A loop of thousands of p x p products and LAPACK updates on one factor of a
             # few MB: BLAS threads only hand work off (and numpy's and scipy's separate
             # OpenBLAS pools contend), so one thread at any width (App. C, d = 500, two
             # threads per pool: 3-18x slower in CPU time).
-            n_columns = 0
-        with single_blas_thread_if_small(n_columns):
+            threads = single_blas_thread()
+        else:
+            shape = getattr(X, "shape", ())  # before validation: no numpy call on X
+            threads = single_blas_thread_if_small(shape[1] if len(shape) == 2 else 0)
+        with threads:
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
