@@ -104,7 +104,7 @@ plt.show()
 # learner does not collect that gain at these budgets: with about 220 target rows the
 # noise of the released moment is as large as the shift, and the default stage-1
 # regulariser (``noise_shrinkage``, sized from the noise alone) then keeps the weights
-# near uniform — i.e. near source ridge — instead of chasing the noise. The paper's setting — hypotheses through the origin, a unit norm bound far
-# larger than these rows — is several times *worse than the mean*: the labels are not
-# centred, and the noise, scaled by the square of the norm bound, swamps the target
-# moment.
+# near uniform — i.e. near source ridge — instead of chasing the noise. The paper's
+# setting — hypotheses through the origin, a unit norm bound far larger than these rows —
+# is several times *worse than the mean*: the labels are not centred, and the noise,
+# scaled by the square of the norm bound, swamps the target moment.

@@ -18,9 +18,9 @@ A step costs O(p²). The entering row is the most violated of a *candidate pool*
 the following entering rows at O(shortlist · p) each, until none of them is violated by at
 least half as much as the pool's worst was. Rows outside the pool are checked only when
 the pool is satisfied; if some are violated, the rows of smallest slack among them join
-it (the violated ones first, then the nearly violated ones). The method may start from any active set whose equality-constrained
-optimum has non-negative multipliers (a *warm start*, e.g. from the support vectors of a
-previous, related problem).
+it (the violated ones first, then the nearly violated ones). The method may start from any
+active set whose equality-constrained optimum has non-negative multipliers (a *warm
+start*, e.g. from the support vectors of a previous, related problem).
 """
 
 import numpy as np
@@ -42,13 +42,9 @@ class _Factor:
         self.R = np.zeros((p, p), order="F")
         self.q = 0
 
-    def split(self, n):
-        """d = Jᵀn, the primal direction z = J₂J₂ᵀn and the dual direction r = R⁻¹d₁."""
-        d = self.J.T @ n
-        return (d, *self.directions(d))
-
     def directions(self, d):
-        """z = J₂d₂ and r = R⁻¹d₁ from d = Jᵀn."""
+        """For d = Jᵀn: the primal direction z = J₂d₂ = J₂J₂ᵀn and the dual direction
+        r = R⁻¹d₁."""
         q = self.q
         z = self.J[:, q:] @ d[q:]
         if q == 0:
@@ -59,7 +55,7 @@ class _Factor:
         return z, r
 
     def add(self, d):
-        """Append the constraint whose d = Jᵀn came from :meth:`split`."""
+        """Append the constraint n, given d = Jᵀn (kept current across drops)."""
         q = self.q
         x = d[q:]
         sigma = float(np.linalg.norm(x))
