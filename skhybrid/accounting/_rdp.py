@@ -364,6 +364,8 @@ _SIMPSON_COARSE = np.ones(_COARSE_GRID)
 _SIMPSON_COARSE[1:-1:2] = 4.0
 _SIMPSON_COARSE[2:-1:2] = 2.0
 _UNIT_COARSE = np.linspace(0.0, 1.0, _COARSE_GRID)
+_RSQRT2 = 1.0 / math.sqrt(2.0)
+_LN2 = math.log(2.0)
 
 
 def _log_integrand(a, eta, mu, s):
@@ -383,17 +385,13 @@ def _log_integrand(a, eta, mu, s):
     log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
     # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
     log_w = (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
-    if (mu <= 30.0) if isinstance(mu, float) else (mu <= 30.0).all():
+    if np.all(mu <= 30.0):
         z = mu / 2.0 - s / mu
         x = -_RSQRT2 * z
         diff = erfcx(x) - erfcx(x + _RSQRT2 * mu)
         if (diff > 0).all():
             return log_w + np.log(diff) - 0.5 * z * z - _LN2 + s
     return log_w + _log_gauss_curve(mu, s) + s
-
-
-_RSQRT2 = 1.0 / math.sqrt(2.0)
-_LN2 = math.log(2.0)
 
 
 def _coarse_rdp(a, eta, mu):
