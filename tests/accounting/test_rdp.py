@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.integrate import simpson
 
 from skhybrid.accounting import _composition as comp
 from skhybrid.accounting._rdp import (
@@ -307,8 +308,40 @@ def test_accounting_integral_is_unchanged(al, eta, mu, ref):
     assert _rdp_one.__wrapped__(al, eta, mu) == pytest.approx(ref, rel=1e-12, abs=0)
 
 
+@pytest.mark.parametrize("al, eta, mu", [
+    (256.0, 1e-5, 0.3), (8.0, 5e-4, 1.12), (32.0, 5e-4, 1.12), (2.0, 0.2, 0.1),
+])
+def test_accounting_integral_agrees_with_a_16_times_finer_grid(al, eta, mu):
+    # (256, 1e-5, 0.3) sits at the weight's bend: there the integrand written with
+    # _log_gauss_curve (the accounting's before the erfcx form) was 2.2e-10 high.
+    from skhybrid.accounting._rdp import _log_integrand, _rdp_one
+
+    s = np.linspace(0.0, mu * mu / 2 + max(al - 1, 1) * mu * mu + 15 * mu, 128_001)
+    log_f = _log_integrand(al, eta, mu, s)
+    top = log_f.max()
+    log_b = math.log(al * (al - 1)) + 2 * math.log(eta) + top + math.log(
+        simpson(np.exp(log_f - top), x=s))
+    assert _rdp_one.__wrapped__(al, eta, mu) == pytest.approx(
+        np.logaddexp(0.0, log_b) / (al - 1), rel=1e-11, abs=0)
+
+
+def test_screening_error_is_within_its_bound():
+    # The screening quadrature's error grows with the order and as η shrinks (the
+    # weight's bend sharpens); a single 2e-3 bound was exceeded from order 256 on.
+    from skhybrid.accounting._rdp import _coarse_rdp, _coarse_rtol, _rdp_one
+
+    a = np.array(DEFAULT_ORDERS)
+    worst = np.zeros_like(a)
+    for eta in (1e-8, 1e-6, 1e-4):
+        for mu in np.geomspace(0.15, 0.6, 7):
+            coarse = _coarse_rdp(a, eta, mu)
+            exact = np.array([_rdp_one.__wrapped__(al, eta, mu) for al in a])
+            worst = np.maximum(worst, np.abs(coarse / exact - 1))
+    assert worst.max() > 2e-3  # (the single old bound would not hold)
+    assert np.all(worst <= _coarse_rtol(a) / 2)
+
+
 def test_grid_and_simpson_helpers_are_numpy_and_scipy_bit_for_bit():
-    from scipy.integrate import simpson
 
     from skhybrid.accounting._rdp import _linspace, _simpson
 
