@@ -173,6 +173,26 @@ def sgd_step_epsilon(noise_multiplier, eta, n_steps, delta):
     return subsampled_gaussian_epsilon(eta, 2.0 / noise_multiplier, int(n_steps), delta)
 
 
+def calibrated_noise_multiplier(epsilon, delta, eta, n_steps):
+    """(noise multiplier, ε, best order) of the least noise for which ``n_steps`` steps
+    at TV ``eta`` are (ε, δ)-DP (:func:`sgd_step_epsilon` is the accounting).
+
+    The multiplier is 2/μ for the calibrated μ = Δ/σ, rounded up to the next float when
+    2/(2/μ) rounds above μ (about one μ in seven); then 2/multiplier ≤ μ and, ε being
+    increasing in μ, the ε at μ that the calibration has just computed (and cached) is
+    charged for a step whose privacy loss is at most that. 0 (no noise) when even
+    μ = 1e3 is private.
+    """
+    mu = calibrate_subsampled_gaussian_mu(epsilon, delta, eta, n_steps)
+    if np.isinf(mu):
+        return 0.0, 0.0, None
+    z = 2.0 / mu
+    while 2.0 / z > mu:
+        z = math.nextafter(z, math.inf)
+    eps, order = subsampled_gaussian_epsilon(eta, mu, int(n_steps), delta)
+    return z, eps, order
+
+
 class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator):
     """Binary linear classifier by noisy projected SGD (Kohen & Sheffet, Algorithm 3).
 
@@ -298,12 +318,8 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
     def _plan(self, eta, n_steps, epsilon, delta):
         """(noise multiplier, ε spent, best order) for ``n_steps`` draws at TV ``eta``."""
         if self.noise_multiplier is None:
-            mu = calibrate_subsampled_gaussian_mu(epsilon, delta, eta, n_steps)
-            z = 0.0 if np.isinf(mu) else 2.0 / mu
-        else:
-            z = float(self.noise_multiplier)
-        if z == 0.0:
-            return 0.0, 0.0, None
+            return calibrated_noise_multiplier(epsilon, delta, eta, n_steps)
+        z = float(self.noise_multiplier)
         eps, order = sgd_step_epsilon(z, eta, n_steps, delta)
         return z, eps, order
 

@@ -21,7 +21,6 @@ from ._kappa_dense import (
     multiplicative_weights_update,
     sample_from_log_weights,
 )
-from ..accounting._rdp import calibrate_subsampled_gaussian_mu
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -41,7 +40,7 @@ from ._sample_complexity import (
     str_min_local_batch_size,
     str_sgd_sigma2,
 )
-from ._sgd import NoisySGDClassifier, sgd_step_epsilon
+from ._sgd import NoisySGDClassifier, calibrated_noise_multiplier, sgd_step_epsilon
 
 __all__ = ["SubsampleTestReweigh"]
 
@@ -642,11 +641,10 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             total_eps, order = eps, None  # the paper's claim (KS App. A), not re-derived
         else:
             if base.noise_multiplier is None:
-                mu = calibrate_subsampled_gaussian_mu(eps, dlt, eta, R * T)
-                z = 0.0 if np.isinf(mu) else 2.0 / mu
+                z, total_eps, order = calibrated_noise_multiplier(eps, dlt, eta, R * T)
             else:
                 z = float(base.noise_multiplier)
-            total_eps, order = (0.0, None) if z == 0 else sgd_step_epsilon(z, eta, R * T, dlt)
+                total_eps, order = sgd_step_epsilon(z, eta, R * T, dlt)
             if total_eps > eps * (1 + 1e-9):
                 n_min = str_curator_size_rdp(eps, dlt, R, T, kappa, noise_multiplier=z)
                 raise ValueError(
