@@ -23,6 +23,8 @@ active set whose equality-constrained optimum has non-negative multipliers (a *w
 start*, e.g. from the support vectors of a previous, related problem).
 """
 
+import math
+
 import numpy as np
 from scipy.linalg import blas, lapack, qr, qr_delete, solve_triangular
 
@@ -39,7 +41,7 @@ class _Factor:
 
     def __init__(self, p):
         self.J = np.eye(p, order="F")
-        self.R = np.zeros((p, p), order="F")
+        self.R = np.zeros((p, p + 1), order="F")  # (column p: spare, see drop)
         self.q = 0
 
     def directions(self, d):
@@ -58,11 +60,11 @@ class _Factor:
         """Append the constraint n, given d = Jᵀn (kept current across drops)."""
         q = self.q
         x = d[q:]
-        sigma = float(np.linalg.norm(x))
+        sigma = math.sqrt(float(x @ x))
         gamma = -sigma if x[0] >= 0 else sigma
         v = x.copy()
         v[0] -= gamma
-        vv = float(v @ v)
+        vv = 2.0 * sigma * (sigma + abs(float(x[0])))  # ‖x − γe₁‖², γ = −sign(x₀)σ
         if vv > 0:  # Householder reflection (I − 2vvᵀ/vᵀv) x = γ e₁ applied to J₂ in place
             J2 = self.J[:, q:]  # a Fortran-contiguous view: dger updates it in place
             blas.dger(-2.0 / vv, J2 @ v, v, a=J2, overwrite_a=True)
@@ -70,14 +72,24 @@ class _Factor:
         self.R[q, q] = gamma
         self.q = q + 1
 
-    def drop(self, k):
-        """Remove active constraint k (Givens rotations change only J's columns k..q-1)."""
+    def drop(self, k, d):
+        """Remove active constraint k and rotate d = Jᵀn along, in place.
+
+        Givens rotations change only J's columns k..q-1 (and d's entries k..q-1). d's
+        first q entries ride in R's spare column q through :func:`scipy.linalg.qr_delete`,
+        which applies every rotation to the rest of R's rows: no product with J afterwards.
+        (Below row q that column is zero, so qr_delete's last sweep step rotates nothing.)
+        """
         q = self.q
-        J, R = qr_delete(self.J, self.R[:, :q], k, which="col", overwrite_qr=True,
-                         check_finite=False)
+        R = self.R
+        R[:q, q] = d[:q]  # rows q.. of the spare column q are zero
+        J, Rn = qr_delete(self.J, R[:, :q + 1], k, which="col", overwrite_qr=True,
+                          check_finite=False)
         self.J = np.asfortranarray(J)
-        self.R[:, :q - 1] = R
-        self.R[:, q - 1] = 0.0
+        if not np.shares_memory(Rn, R):  # (scipy updates R in place; a copy is kept safe)
+            R[:, :q] = Rn
+        d[k:q] = R[k:q, q - 1]
+        R[:, q - 1:q + 1] = 0.0
         self.q = q - 1
 
 
@@ -266,6 +278,7 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
         u[q] = 0.0
         d = fac.J.T @ n
         nn = float(n @ n)
+        slack_n = float(n @ v) - 1.0  # kept current as v moves: ⟨n, v⟩ − 1 += t⟨n, z⟩
         while True:
             steps += 1
             if steps > max_steps:
@@ -280,22 +293,24 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
                 np.divide(u[:q], r, out=rq, where=r > 0)
                 k = int(np.argmin(rq))
                 t1 = float(rq[k])
-            # Full step length: the entering constraint becomes tight.
-            zn = float(z @ n)
-            t2 = (1.0 - float(n @ v)) / zn if zn > 1e-14 * nn else np.inf
+            # Full step length: the entering constraint becomes tight. (⟨z, n⟩ = ‖J₂ᵀn‖².)
+            d2 = d[q:]
+            zn = float(d2 @ d2)
+            t2 = -slack_n / zn if zn > 1e-14 * nn else np.inf
             if not (t1 < np.inf or t2 < np.inf):
                 raise ValueError("the constraints are infeasible")
             t = min(t1, t2)
             if t2 < np.inf:
-                v += t * z
-            u[:q] -= t * r
+                blas.daxpy(z, v, a=t)  # v += t z, in place
+                slack_n += t * zn
+            if q:
+                blas.daxpy(r, u[:q], a=-t)  # u[:q] -= t r, in place
             u[q] += t
             if t2 <= t1:
                 fac.add(d)
                 active.append(int(pool[j]))
                 break
-            fac.drop(k)
-            d[k:q] = fac.J[:, k:q].T @ n  # the rotations changed only J's columns k..q-1
+            fac.drop(k, d)
             del active[k]
-            u[k:q] = u[k + 1:q + 1].copy()
+            u[k:q] = u[k + 1:q + 1]  # (numpy copies overlapping slices safely)
             q -= 1
