@@ -26,7 +26,7 @@ start*, e.g. from the support vectors of a previous, related problem).
 import math
 
 import numpy as np
-from scipy.linalg import blas, lapack, qr, qr_delete, solve_triangular
+from scipy.linalg import blas, lapack, qr, qr_delete
 
 __all__ = ["min_norm_dual_active_set"]
 
@@ -98,9 +98,11 @@ def _warm_factor(Z, start, u, max_rounds=20):
 
     Any active set A whose equality-constrained optimum v = Z_Aᵀu (Z_A v = 1) has u ≥ 0 is
     a valid Goldfarb–Idnani starting point. Rows whose QR pivot is tiny (repeated or
-    nearly dependent rows) and rows with a negative multiplier are removed and the rest
-    refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
-    returns the factor and the active rows.
+    nearly dependent rows) are removed and the rest refactored; then the row with the
+    most negative multiplier is dropped from the factor (one Givens sweep) and the
+    multipliers recomputed, until every multiplier is ≥ 0 (at worst the empty set). One
+    row at a time keeps more of ``start`` than removing every negative multiplier at once
+    would. Writes u and returns the factor and the active rows.
     """
     p = Z.shape[1]
     fac = _Factor(p)
@@ -109,22 +111,32 @@ def _warm_factor(Z, start, u, max_rounds=20):
     for _ in range(max_rounds):
         if rows.size == 0:
             break
-        # Householder QR without forming Q; the full p × p Q is formed only for the set
-        # that is accepted (the pruning rounds need R alone).
+        # Householder QR without forming Q; the full p × p Q is formed only once the
+        # rows are independent.
         (reflectors, tau), R = qr(A, mode="raw", check_finite=False)
         diag = np.abs(np.diag(R))
         ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
         if ok.all():
-            y = solve_triangular(R[:rows.size], np.ones(rows.size), trans="T",
-                                 check_finite=False)
-            w = solve_triangular(R[:rows.size], y, check_finite=False)
-            if np.all(w >= 0):
-                fac.J = _full_q(reflectors, tau)
-                fac.R[:rows.size, :rows.size] = R[:rows.size]
-                fac.q = rows.size
-                u[:rows.size] = w
-                return fac, [int(i) for i in rows]
-            ok = w >= 0
+            q = rows.size
+            fac.J = _full_q(reflectors, tau)
+            fac.R[:q, :q] = R[:q]
+            fac.q = q
+            active = [int(i) for i in rows]
+            ones, scratch = np.ones(q), np.zeros(p)
+            while q:
+                Rq = fac.R[:, :q]  # R[:q, :q] via lda = p
+                y, info = lapack.dtrtrs(Rq, ones[:q], trans=1)
+                w, info2 = lapack.dtrtrs(Rq, y)
+                if info or info2:
+                    raise np.linalg.LinAlgError("singular active-set factor")
+                k = int(np.argmin(w))
+                if w[k] >= 0:
+                    u[:q] = w
+                    return fac, active
+                fac.drop(k, scratch)
+                del active[k]
+                q -= 1
+            return fac, []
         rows, A = rows[ok], A[:, ok]
     return fac, []
 

@@ -387,6 +387,13 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
                 W = np.r_[W, idx[np.argmin(margins[idx])]]
         rounds, z = 0, None
         if self.solver == "active-set":
+            if warm:
+                # The rows most violated under the previous hyperplane complete the start
+                # to d + 1 rows; those whose multipliers come out negative are dropped
+                # again (KS App. C, d = 500: ~300 instead of ~200 starting rows, 10-15%
+                # fewer Goldfarb–Idnani steps). Changes the path, not the optimum.
+                extra = W[~np.isin(W, start)][:max(0, d + self.fit_intercept - start.size)]
+                start = np.r_[start, extra]
             W, z, v, rounds = self._active_set(Xk, s, W, batch, start)
         if z is None:  # interior point, or finishing an active-set run that failed its check
             W, z, v, more = self._interior_point(Xk, s, W, batch)
