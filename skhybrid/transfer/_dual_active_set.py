@@ -106,7 +106,10 @@ def _warm_factor(Z, start, u, max_rounds=20):
     """
     p = Z.shape[1]
     fac = _Factor(p)
-    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))[:p]
+    rows = np.asarray([] if start is None else start, dtype=np.intp)
+    # distinct rows in the given order (the first p): rows given last are the cheapest to
+    # drop again (a drop rotates the columns after the dropped one)
+    rows = rows[np.sort(np.unique(rows, return_index=True)[1])][:p]
     A = Z[rows].T if rows.size else None
     for _ in range(max_rounds):
         if rows.size == 0:
