@@ -20,7 +20,9 @@ least half as much as the pool's worst was. Rows outside the pool are checked on
 the pool is satisfied; if some are violated, the rows of smallest slack among them join
 it (the violated ones first, then the nearly violated ones). The method may start from any
 active set whose equality-constrained optimum has non-negative multipliers (a *warm
-start*, e.g. from the support vectors of a previous, related problem).
+start*, e.g. from the support vectors of a previous, related problem): the given rows,
+then the pool rows most violated at their optimum, enter the factor, and the row of most
+negative multiplier is dropped until none is negative.
 """
 
 import math
@@ -34,8 +36,8 @@ __all__ = ["min_norm_dual_active_set"]
 class _Factor:
     """Z_Aᵀ = J[:, :q] R[:q, :q] for the q active constraints (J orthogonal).
 
-    Both are p × p Fortran arrays, so column blocks are contiguous and the LAPACK calls
-    below need no copies; the Householder update is BLAS ``dger`` in place on J₂ (numpy's
+    Both are Fortran arrays (J p × p, R p × (p + 1) with a spare column), so column
+    blocks are contiguous and the LAPACK calls below need no copies; the Householder update is BLAS ``dger`` in place on J₂ (numpy's
     ``np.outer`` allocated a p × (p − q) temporary per added constraint).
     """
 
