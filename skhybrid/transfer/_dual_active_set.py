@@ -20,11 +20,15 @@ least half as much as the pool's worst was. Rows outside the pool are checked on
 the pool is satisfied; if some are violated, the rows of smallest slack among them join
 it (the violated ones first, then the nearly violated ones). The method may start from any
 active set whose equality-constrained optimum has non-negative multipliers (a *warm
-start*, e.g. from the support vectors of a previous, related problem).
+start*, e.g. from the support vectors of a previous, related problem): the given rows,
+then the pool rows most violated at their optimum, enter the factor, and the row of most
+negative multiplier is dropped until none is negative.
 """
 
+import math
+
 import numpy as np
-from scipy.linalg import blas, lapack, qr, qr_delete, solve_triangular
+from scipy.linalg import blas, lapack, qr, qr_delete
 
 __all__ = ["min_norm_dual_active_set"]
 
@@ -32,14 +36,15 @@ __all__ = ["min_norm_dual_active_set"]
 class _Factor:
     """Z_Aᵀ = J[:, :q] R[:q, :q] for the q active constraints (J orthogonal).
 
-    Both are p × p Fortran arrays, so column blocks are contiguous and the LAPACK calls
-    below need no copies; the Householder update is BLAS ``dger`` in place on J₂ (numpy's
-    ``np.outer`` allocated a p × (p − q) temporary per added constraint).
+    Both are Fortran arrays (J p × p, R p × (p + 1) with a spare column), so column
+    blocks are contiguous and the LAPACK calls below need no copies; the Householder
+    update is BLAS ``dger`` in place on J₂ (numpy's ``np.outer`` allocated a p × (p − q)
+    temporary per added constraint).
     """
 
     def __init__(self, p):
         self.J = np.eye(p, order="F")
-        self.R = np.zeros((p, p), order="F")
+        self.R = np.zeros((p, p + 1), order="F")  # (column p: spare, see drop)
         self.q = 0
 
     def directions(self, d):
@@ -58,11 +63,11 @@ class _Factor:
         """Append the constraint n, given d = Jᵀn (kept current across drops)."""
         q = self.q
         x = d[q:]
-        sigma = float(np.linalg.norm(x))
+        sigma = math.sqrt(float(x @ x))
         gamma = -sigma if x[0] >= 0 else sigma
         v = x.copy()
         v[0] -= gamma
-        vv = float(v @ v)
+        vv = 2.0 * sigma * (sigma + abs(float(x[0])))  # ‖x − γe₁‖², γ = −sign(x₀)σ
         if vv > 0:  # Householder reflection (I − 2vvᵀ/vᵀv) x = γ e₁ applied to J₂ in place
             J2 = self.J[:, q:]  # a Fortran-contiguous view: dger updates it in place
             blas.dger(-2.0 / vv, J2 @ v, v, a=J2, overwrite_a=True)
@@ -70,14 +75,24 @@ class _Factor:
         self.R[q, q] = gamma
         self.q = q + 1
 
-    def drop(self, k):
-        """Remove active constraint k (Givens rotations change only J's columns k..q-1)."""
+    def drop(self, k, d):
+        """Remove active constraint k and rotate d = Jᵀn along, in place.
+
+        Givens rotations change only J's columns k..q-1 (and d's entries k..q-1). d's
+        first q entries ride in R's spare column q through :func:`scipy.linalg.qr_delete`,
+        which applies every rotation to the rest of R's rows: no product with J afterwards.
+        (Below row q that column is zero, so qr_delete's last sweep step rotates nothing.)
+        """
         q = self.q
-        J, R = qr_delete(self.J, self.R[:, :q], k, which="col", overwrite_qr=True,
-                         check_finite=False)
+        R = self.R
+        R[:q, q] = d[:q]  # rows q.. of the spare column q are zero
+        J, Rn = qr_delete(self.J, R[:, :q + 1], k, which="col", overwrite_qr=True,
+                          check_finite=False)
         self.J = np.asfortranarray(J)
-        self.R[:, :q - 1] = R
-        self.R[:, q - 1] = 0.0
+        if not np.shares_memory(Rn, R):  # (scipy updates R in place; a copy is kept safe)
+            R[:, :q] = Rn
+        d[k:q] = R[k:q, q - 1]
+        R[:, q - 1:q + 1] = 0.0
         self.q = q - 1
 
 
@@ -86,35 +101,61 @@ def _warm_factor(Z, start, u, max_rounds=20):
 
     Any active set A whose equality-constrained optimum v = Z_Aᵀu (Z_A v = 1) has u ≥ 0 is
     a valid Goldfarb–Idnani starting point. Rows whose QR pivot is tiny (repeated or
-    nearly dependent rows) and rows with a negative multiplier are removed and the rest
-    refactored, until every multiplier is ≥ 0 (at worst the empty set). Writes u and
-    returns the factor and the active rows.
+    nearly dependent rows) are removed and the rest refactored; then the row with the
+    most negative multiplier is dropped from the factor (one Givens sweep) and the
+    multipliers recomputed, until every multiplier is ≥ 0 (at worst the empty set). One
+    row at a time keeps more of ``start`` than removing every negative multiplier at once
+    would. Writes u and returns the factor and the active rows.
     """
     p = Z.shape[1]
     fac = _Factor(p)
-    rows = np.unique(np.asarray([] if start is None else start, dtype=np.intp))[:p]
+    rows = np.asarray([] if start is None else start, dtype=np.intp)
+    # distinct rows in the given order (the first p): rows given last are the cheapest to
+    # drop again (a drop rotates the columns after the dropped one)
+    rows = rows[np.sort(np.unique(rows, return_index=True)[1])][:p]
     A = Z[rows].T if rows.size else None
     for _ in range(max_rounds):
         if rows.size == 0:
             break
-        # Householder QR without forming Q; the full p × p Q is formed only for the set
-        # that is accepted (the pruning rounds need R alone).
+        # Householder QR without forming Q; the full p × p Q is formed only once the
+        # rows are independent.
         (reflectors, tau), R = qr(A, mode="raw", check_finite=False)
         diag = np.abs(np.diag(R))
         ok = diag > 1e-8 * diag.max()  # a well-conditioned R (no repeated rows)
         if ok.all():
-            y = solve_triangular(R[:rows.size], np.ones(rows.size), trans="T",
-                                 check_finite=False)
-            w = solve_triangular(R[:rows.size], y, check_finite=False)
-            if np.all(w >= 0):
-                fac.J = _full_q(reflectors, tau)
-                fac.R[:rows.size, :rows.size] = R[:rows.size]
-                fac.q = rows.size
-                u[:rows.size] = w
-                return fac, [int(i) for i in rows]
-            ok = w >= 0
+            q = rows.size
+            fac.J = _full_q(reflectors, tau)
+            fac.R[:q, :q] = R[:q]
+            fac.q = q
+            active = [int(i) for i in rows]
+            _prune(fac, active, u)
+            return fac, active
         rows, A = rows[ok], A[:, ok]
     return fac, []
+
+
+def _prune(fac, active, u):
+    """Drop the active row of most negative multiplier, one at a time, until every
+    multiplier of the equality-constrained optimum (RᵀR u = 1 on the factor) is ≥ 0.
+
+    Writes u and shortens ``active`` in place (at worst to the empty set).
+    """
+    p = fac.J.shape[0]
+    ones, scratch = np.ones(p), np.zeros(p)
+    q = fac.q
+    while q:
+        Rq = fac.R[:, :q]  # R[:q, :q] via lda = p
+        y, info = lapack.dtrtrs(Rq, ones[:q], trans=1)  # Z_A Z_Aᵀ u = RᵀR u = 1
+        w, info2 = lapack.dtrtrs(Rq, y)
+        if info or info2:
+            raise np.linalg.LinAlgError("singular active-set factor")
+        k = int(np.argmin(w))
+        if w[k] >= 0:
+            u[:q] = w
+            return
+        fac.drop(k, scratch)
+        del active[k]
+        q -= 1
 
 
 def _full_q(reflectors, tau):
@@ -130,7 +171,7 @@ def _full_q(reflectors, tau):
 
 
 def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_scans=200,
-                             max_steps=None, shortlist=64, verbose=0):
+                             max_steps=None, shortlist=64, refill=1, verbose=0):
     """Solve min ½‖v‖² s.t. Z v ≥ 1 exactly (Goldfarb–Idnani with G = I).
 
     Parameters
@@ -163,6 +204,11 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
         that product; then the pool is multiplied again. ``0``: every entering row is the
         pool's most violated (one pool product per entering row). Changes the path, never
         the answer.
+    refill : int, default=1
+        Rounds that complete a warm start (``start`` given) to p rows with the pool's rows
+        most violated at its optimum, then drop negative multipliers again (one row at a
+        time): a larger dual-feasible start, fewer steps. Changes the path, never the
+        answer.
     verbose : int, default=0
         Print a line at every full scan.
 
@@ -201,6 +247,24 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
     with np.errstate(over="ignore"):  # a row beyond float32's range only spoils the pick
         buf32 = buf.astype(np.float32)
     Zp, Zp32 = buf[:pool.size], buf32[:pool.size]
+    for _ in range(refill if active else 0):
+        # Complete a warm start: the pool rows most violated at its optimum join the
+        # factor (Householder adds; rows in the span of the active ones are skipped) and
+        # negative multipliers are pruned again. Any dual-feasible set is a valid start.
+        q = fac.q
+        if q >= p:
+            break
+        with np.errstate(over="ignore", invalid="ignore"):
+            order = np.argsort(Zp32 @ v.astype(np.float32), kind="stable")
+        for j in order[~np.isin(pool[order], active)][:p - q]:
+            n = Zp[j]
+            d = fac.J.T @ n
+            if float(d[q:] @ d[q:]) > 1e-16 * float(n @ n):
+                fac.add(d)
+                active.append(int(pool[j]))
+                q += 1
+        _prune(fac, active, u)
+        v = Z[active].T @ u[:len(active)] if active else np.zeros(p)
     steps = scans = 0
     short = Z_short = None  # pool positions of the shortlist, and a copy of their rows
     worst = 0.0  # the pool's worst slack at its last product
@@ -266,6 +330,7 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
         u[q] = 0.0
         d = fac.J.T @ n
         nn = float(n @ n)
+        slack_n = float(n @ v) - 1.0  # kept current as v moves: ⟨n, v⟩ − 1 += t⟨n, z⟩
         while True:
             steps += 1
             if steps > max_steps:
@@ -280,22 +345,24 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
                 np.divide(u[:q], r, out=rq, where=r > 0)
                 k = int(np.argmin(rq))
                 t1 = float(rq[k])
-            # Full step length: the entering constraint becomes tight.
-            zn = float(z @ n)
-            t2 = (1.0 - float(n @ v)) / zn if zn > 1e-14 * nn else np.inf
+            # Full step length: the entering constraint becomes tight. (⟨z, n⟩ = ‖J₂ᵀn‖².)
+            d2 = d[q:]
+            zn = float(d2 @ d2)
+            t2 = -slack_n / zn if zn > 1e-14 * nn else np.inf
             if not (t1 < np.inf or t2 < np.inf):
                 raise ValueError("the constraints are infeasible")
             t = min(t1, t2)
             if t2 < np.inf:
-                v += t * z
-            u[:q] -= t * r
+                blas.daxpy(z, v, a=t)  # v += t z, in place
+                slack_n += t * zn
+            if q:
+                blas.daxpy(r, u[:q], a=-t)  # u[:q] -= t r, in place
             u[q] += t
             if t2 <= t1:
                 fac.add(d)
                 active.append(int(pool[j]))
                 break
-            fac.drop(k)
-            d[k:q] = fac.J[:, k:q].T @ n  # the rotations changed only J's columns k..q-1
+            fac.drop(k, d)
             del active[k]
-            u[k:q] = u[k + 1:q + 1].copy()
+            u[k:q] = u[k + 1:q + 1]  # (numpy copies overlapping slices safely)
             q -= 1

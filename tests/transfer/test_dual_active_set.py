@@ -93,7 +93,10 @@ def test_warm_start_changes_path_not_answer(seed):
     warm = min_norm_dual_active_set(Z, pool=np.arange(100), growth=30, start=start)
     rand = min_norm_dual_active_set(Z, pool=np.arange(100), growth=30,
                                     start=rng.choice(2500, 60, replace=False))
-    for other in (warm, rand):
+    # the start completed by the pool's most violated rows (none, once, three times)
+    refills = [min_norm_dual_active_set(Z, pool=np.arange(100), growth=30, start=start,
+                                        refill=k) for k in (0, 3)]
+    for other in (warm, rand, *refills):
         np.testing.assert_allclose(other[0], cold[0], rtol=1e-10, atol=1e-10)
         assert set(other[1]) == set(cold[1])
         assert np.all(other[2] >= 0)

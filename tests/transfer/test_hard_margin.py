@@ -105,6 +105,8 @@ def test_warm_support_start_matches_cold(data, monkeypatch):
         np.testing.assert_allclose(warm.intercept_, cold.intercept_, rtol=1e-9, atol=1e-9)
         assert np.array_equal(np.unique(idx[warm.support_]), np.unique(idx[cold.support_]))
     assert min(starts[2::2]) > 0  # later warm fits did start from previous support vectors
+    # ... completed to d + 1 rows by the rows most violated under the previous hyperplane
+    assert min(starts[2::2]) >= X.shape[1] + 1
     assert sum(steps[2::2]) < sum(steps[3::2])  # ... and took fewer steps than cold fits
 
 
