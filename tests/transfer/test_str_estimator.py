@@ -175,6 +175,28 @@ def test_auto_subsample_size_is_largest_certified():
     assert not str_curator_guarantee(EPS, DELTA, n_c, KAPPA, m + 1, T).feasible
 
 
+@pytest.mark.parametrize("eps, n_c, kappa, T, base_eps, accounting", [
+    (1.0, 100_000, 0.2, 12, 1.0, "tight"), (0.3, 100_000, 0.05, 40, 2.0, "tight"),
+    (2.0, 5_000, 1.0, 3, 0.5, "tight"), (1.0, 2_000_000, 0.5, 100, 1.0, "tight"),
+    (1.0, 100_000, 0.2, 12, 1.0, "paper"),
+])
+def test_subsample_search_is_the_bisection(eps, n_c, kappa, T, base_eps, accounting):
+    # The regula-falsi search keeps a [feasible, infeasible] bracket: it must end where
+    # bisection does, at the largest feasible subsample size.
+    from skhybrid.transfer._str import _largest_feasible
+
+    def guarantee(m):
+        return str_curator_guarantee(eps, 1e-5, n_c, kappa, m, T, learner_epsilon=base_eps,
+                                     accounting=accounting)
+
+    lo, hi = 1, n_c
+    assert guarantee(lo).feasible and not guarantee(hi).feasible
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if guarantee(mid).feasible else (lo, mid)
+    assert _largest_feasible(guarantee, eps, n_c) == lo
+
+
 # --------------------------------------------------------------------------- errors
 
 
