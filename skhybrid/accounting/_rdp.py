@@ -174,7 +174,7 @@ def _rdp_one(al, eta, mu, n_grid=_N_GRID):
     """:func:`subsampled_gaussian_rdp` at one order (``0 < eta``, ``0 < mu``).
 
     Simpson's rule on 8,001 points of :func:`_log_integrand`: within 1.4e-10 relative of
-    a 16× finer grid over η in [1e-5, 1], μ in [0.01, 8] and the default orders (the
+    an 8× finer grid over η in [1e-5, 1], μ in [0.01, 8] and the default orders (the
     worst at order 1024; mostly below 1e-12).
     """
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
@@ -387,10 +387,11 @@ def _log_integrand(a, eta, mu, s):
     points ``s`` (``a`` broadcasts), for the accounting's integral (:func:`_rdp_one`) and
     the screening and steering quadratures.
 
-    Written with few special-function calls: ln(1 + η(e^s − 1)) = s + ln(η + (1 − η)e^{−s}) (a sum of positive terms), the weight's
-    two powers combined as x + ln(1 + e^{y−x}), and the Gaussian curve through the scaled
-    complementary error function: with z = μ/2 − s/μ, Φ(z) = ½ erfcx(−z/√2) e^{−z²/2} and
-    e^s φ(z − μ) = φ(z), so δ_G(s) = ½ e^{−z²/2} [erfcx(x) − erfcx(x + μ/√2)], x = −z/√2.
+    Written with few special-function calls: ln(1 + η(e^s − 1)) = s + ln(η + (1 − η)e^{−s})
+    (a sum of positive terms), the weight's two powers combined as x + ln(1 + e^{y−x}),
+    and the Gaussian curve through the scaled complementary error function: with
+    z = μ/2 − s/μ, Φ(z) = ½ erfcx(−z/√2) e^{−z²/2} and e^s φ(z − μ) = φ(z), so
+    δ_G(s) = ½ e^{−z²/2} [erfcx(x) − erfcx(x + μ/√2)], x = −z/√2.
     That difference of two values of a smooth decreasing function loses ~log10(|x|/μ)
     digits; the form of :func:`_log_gauss_curve` loses more at large s (measured: 4e-14
     against 6e-12 at s = 60, μ = 1). Large μ (erfcx(x) overflows for x < −26) and any

@@ -91,7 +91,7 @@ def _largest_feasible(guarantee, epsilon, hi):
     bisection's; the next m is the root of the line through the bracket's margins
     total ε − ``epsilon`` (regula falsi; the margin is close to linear in m) whenever the
     last two steps halved the bracket and both margins are finite (the total is infinite
-    where the rounds' δ exceed the target), else the midpoint. 4 to 10 guarantees where
+    where the rounds' δ exceed the target), else the midpoint. 4 to 12 guarantees where
     bisection takes 14 to 23 (each composes the rounds optimally, ~0.3 ms). With
     ``accounting="paper"`` feasibility is not the margin's sign alone: midpoints only.
     """
