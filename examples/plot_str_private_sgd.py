@@ -63,6 +63,9 @@ source_only = NoisySGDClassifier(epsilon=1.0, delta=1e-5, n_steps=100_000, class
 source_only.fit(X[curator], y[curator])
 runs = {"DP-SGD, curator rows only": np.mean(source_only.predict(X_test) != y_test)}
 curves = {}
+# The seeds make this page reproducible. With a finite budget the private fit warns
+# (SeedReuseWarning) that a fixed seed fixes its noise: a refit on other rows with the
+# same seed would differ by exactly what differs in the data. Releases use random_state=None.
 for name, eps in (("STR non-private", np.inf), ("STR private (Algorithm 4)", 1.0)):
     clf = SubsampleTestReweigh(
         NoisySGDClassifier(n_steps=20_000, **sgd), epsilon=eps, delta=1e-5, alpha=alpha,
