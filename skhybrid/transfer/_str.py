@@ -83,7 +83,7 @@ def _hypothesis_has(method):
     return check
 
 
-def _largest_feasible(guarantee, epsilon, hi):
+def _largest_certified_size(guarantee, epsilon, hi):
     """Largest subsample size m in [1, hi) whose ``guarantee(m)`` is feasible, given that
     m = 1 is and m = ``hi`` is not (feasibility is monotone in m).
 
@@ -619,7 +619,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         else:
             if not guarantee(1).feasible:
                 raise too_small(1)
-            m1 = n_c if guarantee(n_c).feasible else _largest_feasible(guarantee, eps, n_c)
+            m1 = n_c if guarantee(n_c).feasible else _largest_certified_size(guarantee, eps, n_c)
             g = guarantee(m1)
             m_learn = _MIN_ROWS_PER_FEATURE * (n_features + 1)
             if m1 < m_learn:

@@ -183,7 +183,7 @@ def test_auto_subsample_size_is_largest_certified():
 def test_subsample_search_is_the_bisection(eps, n_c, kappa, T, base_eps, accounting):
     # The regula-falsi search keeps a [feasible, infeasible] bracket: it must end where
     # bisection does, at the largest feasible subsample size.
-    from skhybrid.transfer._str import _largest_feasible
+    from skhybrid.transfer._str import _largest_certified_size
 
     def guarantee(m):
         return str_curator_guarantee(eps, 1e-5, n_c, kappa, m, T, learner_epsilon=base_eps,
@@ -194,7 +194,7 @@ def test_subsample_search_is_the_bisection(eps, n_c, kappa, T, base_eps, account
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if guarantee(mid).feasible else (lo, mid)
-    assert _largest_feasible(guarantee, eps, n_c) == lo
+    assert _largest_certified_size(guarantee, eps, n_c) == lo
 
 
 # --------------------------------------------------------------------------- errors
