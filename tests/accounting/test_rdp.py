@@ -164,19 +164,51 @@ def test_calibration_ends_agree_with_the_bisection():
     assert calibrate_subsampled_gaussian_mu(1.0, 1e-6, 0.0, 100) == np.inf
 
 
-def test_a_wrong_screening_falls_back_to_the_bisection(monkeypatch):
-    # Mutation: the screening names only the largest order. The fast path would return
-    # a feasible but far too noisy μ; the threshold check must catch it.
+@pytest.mark.parametrize("eta", [1e-9, 1e-6, 1e-4, 2e-3, 0.05, 0.5, 0.999, 1.0])
+def test_lower_bound_is_below_the_accounted_rdp_and_tight(eta):
+    # The accounting skips an order when this bound on its ε exceeds the best ε found:
+    # it must lie below the charged RDP at every order (slack included), and be tight
+    # enough near the minimiser to rule out (here: within a factor 2).
+    from skhybrid.accounting._rdp import _LOWER_ATOL, _LOWER_RTOL, _rdp_lower
+
+    a = np.array(DEFAULT_ORDERS)
+    for mu in (1e-4, 1e-2, 0.2, 1.0, 4.0, 16.0):
+        lower = _rdp_lower(eta, mu, DEFAULT_ORDERS)
+        full = subsampled_gaussian_rdp(a, eta, mu)
+        assert np.all(lower * (1 - _LOWER_RTOL) - _LOWER_ATOL <= full)
+        assert np.all(lower[a < 2] == 0.0)
+        whole = (a >= 2) & (a == np.round(a)) & (full > 1e-12)
+        assert np.all(lower[whole] >= 0.5 * full[whole])
+    if eta < 1:  # integer orders: the binomial closed form of the forward divergence
+        ints = a[(a >= 2) & (a == np.round(a)) & (a <= 64)]
+        np.testing.assert_allclose(_rdp_lower(eta, 0.7, tuple(ints)),
+                                   mixture_pair_rdp_binomial(ints, eta, 0.7), rtol=1e-12,
+                                   atol=1e-16)
+
+
+def test_a_lower_bound_that_is_too_high_changes_the_accounting(monkeypatch):
+    # Mutation twin of the two tests above: a "lower bound" 10x too high at the order
+    # attaining the minimum rules it out, and the accounting no longer equals the
+    # all-order computation.
     from skhybrid.accounting import _rdp
 
-    monkeypatch.setattr(_rdp, "_candidates", lambda a, *args: np.array([len(a) - 1]))
-    _rdp._calibrate_cached.cache_clear()
+    args = (1 / 2000, 1.12, 2000, 1e-6)
+    full = _rdp._subsampled_gaussian_epsilon_full(*args)
+    j = DEFAULT_ORDERS.index(full[1])
+    real = _rdp._rdp_lower
+
+    def too_high(eta, mu, orders):
+        out = real(eta, mu, orders).copy()
+        out[j] *= 10.0
+        return out
+
+    monkeypatch.setattr(_rdp, "_rdp_lower", too_high)
+    _rdp._epsilon_cached.cache_clear()
     try:
-        got = _rdp.calibrate_subsampled_gaussian_mu(1.0, 1e-6, 1 / 1500, 1500)
-    finally:  # the mutated screening's results must not outlive the test
-        _rdp._calibrate_cached.cache_clear()
+        got = _rdp.subsampled_gaussian_epsilon(*args)
+    finally:  # the mutated accounting's results must not outlive the test
         _rdp._epsilon_cached.cache_clear()
-    assert got == _rdp._calibrate_bisection(1.0, 1e-6, 1 / 1500, 1500)
+    assert got[0] > full[0] and got[1] != full[1]
 
 
 @pytest.mark.parametrize("factor", [1.0, 1.01, 0.5, np.nan])
@@ -341,9 +373,9 @@ def test_screening_error_is_within_its_bound():
     assert np.all(worst <= _coarse_rtol(a) / 2)
 
 
-def test_grid_and_simpson_helpers_are_numpy_and_scipy_bit_for_bit():
-
-    from skhybrid.accounting._rdp import _linspace, _simpson
+def test_grid_and_simpson_helpers_agree_with_numpy_and_scipy():
+    # the grid bit for bit; Simpson's weights on it to rounding
+    from skhybrid.accounting._rdp import _linspace, _simpson_weights
 
     rng = np.random.default_rng(0)
     for stop in (1e-3, 0.37, 1.0, 12.3456789, 2.2e3):
@@ -351,4 +383,5 @@ def test_grid_and_simpson_helpers_are_numpy_and_scipy_bit_for_bit():
             s = np.linspace(0.0, stop, n)
             assert np.array_equal(_linspace(stop, n), s)
             y = np.exp(rng.normal(size=n))
-            assert _simpson(y, s) == simpson(y, x=s)
+            got = (y @ _simpson_weights(n)) * (stop / (n - 1) / 3.0)
+            assert got == pytest.approx(simpson(y, x=s), rel=1e-14, abs=0)
