@@ -397,16 +397,25 @@ def _log_integrand(a, eta, mu, s):
     against 6e-12 at s = 60, μ = 1). Large μ (erfcx(x) overflows for x < −26) and any
     non-positive difference fall back to :func:`_log_gauss_curve`.
     """
-    log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
-    # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
-    log_w = (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
+    return _log_weight(a, eta, s) + _log_gauss_curve_erfcx(mu, s) + s
+
+
+def _log_gauss_curve_erfcx(mu, s):
+    """ln δ_G(s) in the erfcx form of :func:`_log_integrand`."""
     if np.all(mu <= 30.0):
         z = mu / 2.0 - s / mu
         x = -_RSQRT2 * z
         diff = erfcx(x) - erfcx(x + _RSQRT2 * mu)
         if (diff > 0).all():
-            return log_w + np.log(diff) - 0.5 * z * z - _LN2 + s
-    return log_w + _log_gauss_curve(mu, s) + s
+            return np.log(diff) - 0.5 * z * z - _LN2
+    return _log_gauss_curve(mu, s)
+
+
+def _log_weight(a, eta, s):
+    """ln[(1 + ηt)^{α−2} + (1 + ηt)^{−α−1}] at t = e^s − 1 (:func:`_log_integrand`)."""
+    log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
+    # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
+    return (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
 
 
 def _coarse_rdp(a, eta, mu):
@@ -468,6 +477,9 @@ def _binomial_terms(orders):
     return which, starts, counts, k, n_k, log_c, k * k - k, n - 1.0
 
 
+_binomial_terms(DEFAULT_ORDERS)  # the default orders' table, built once at import
+
+
 def _rdp_lower(eta, mu, orders):
     """A lower bound on :func:`subsampled_gaussian_rdp` at every order (``0 < eta``).
 
@@ -485,7 +497,10 @@ def _rdp_lower(eta, mu, orders):
         if eta == 1.0:
             terms[n_k > 0] = -np.inf
         top = np.maximum.reduceat(terms, starts)
-        total = np.add.reduceat(np.exp(terms - np.repeat(top, counts)), starts)
+        # (the clip keeps exp out of its slow subnormal range: it adds < 1e-300 per term,
+        # far inside the rule-out's slack)
+        total = np.add.reduceat(np.exp(np.maximum(terms - np.repeat(top, counts), -700.0)),
+                                starts)
         out[which] = (top + np.log(total)) / n_1
     return out
 
@@ -937,7 +952,7 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope
         # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]: the steering
         # agrees with the full-precision ε to well within its half-width
         r = _steer_threshold(a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
-                             t_hat, slope)
+                             t_hat)
         if r is None:
             return None
         found.append((r[0], r[1], int(j)))
@@ -978,52 +993,58 @@ def _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, order
 
 
 def _steer_rdp(al, eta, mu):
-    """:func:`_rdp_one` by the steering quadrature (1025 points, Richardson), or nan."""
+    """(:func:`_rdp_one`, its derivative in ln μ) by the steering quadrature (1025 points,
+    Simpson with one Richardson step), or (nan, nan).
+
+    The derivative differentiates under the integral: ∂δ_G(s)/∂μ = φ(μ/2 − s/μ) (the
+    two terms' densities cancel, e^s φ(−μ/2 − s/μ) = φ(μ/2 − s/μ)); the moving upper
+    limit adds the integrand there, e^{−100} of its peak. It only steers.
+    """
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
-    log_f = _log_integrand(al, eta, mu, s_max * _UNIT_FINE)
-    top = log_f.max()
-    f = np.exp(np.maximum(log_f - top, -700.0))  # (no subnormals: below 1e-300 of the peak)
+    s = s_max * _UNIT_FINE
+    log_ws = _log_weight(al, eta, s) + s
+    log_f = log_ws + _log_gauss_curve_erfcx(mu, s)  # (_log_integrand)
+    z = mu / 2.0 - s / mu
+    log_d = log_ws - 0.5 * z * z  # ∂/∂μ of the integrand, less the factor 1/√(2π)
     h = s_max / (_FINE_GRID - 1)
-    fine = (f @ _SIMPSON_FINE) * h / 3.0
-    half = (f[::2] @ _SIMPSON_HALF) * 2.0 * h / 3.0
-    integral = (16.0 * fine - half) / 15.0
-    if not integral > 0:
-        return math.nan
-    log_b = math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral)
-    return float(np.logaddexp(0.0, log_b) / (al - 1.0))
+    logs = []
+    for y in (log_f, log_d):
+        top = y.max()
+        f = np.exp(np.maximum(y - top, -700.0))  # (no subnormals: below 1e-300 of the peak)
+        fine = (f @ _SIMPSON_FINE) * h / 3.0
+        half = (f[::2] @ _SIMPSON_HALF) * 2.0 * h / 3.0
+        integral = (16.0 * fine - half) / 15.0
+        if not integral > 0:
+            return math.nan, math.nan
+        logs.append(math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral))
+    log_b, log_db = logs
+    log_1b = float(np.logaddexp(0.0, log_b))  # ln(1 + B); rdp = ln(1 + B)/(α − 1)
+    slope = math.exp(log_db - _LN_SQRT_2PI + math.log(mu) - log_1b) / (al - 1.0)
+    return log_1b / (al - 1.0), slope
 
 
-def _steer_threshold(al, conv, eta, steps, epsilon, t0, slope, max_iter=12):
+_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _steer_threshold(al, conv, eta, steps, epsilon, t0, max_iter=12):
     """(ln μ, dε/d ln μ) where the steering quadrature's ε at order ``al`` crosses
-    ``epsilon`` (to ~1e-12), by the secant method from ``t0`` on ln(steps·rdp) −
+    ``epsilon`` (to ~1e-12), by Newton's method from ``t0`` on ln(steps·rdp) −
     ln(ε − conversion), which bends less than ε does; None if it fails."""
     room = epsilon - conv
     if not room > 0:
         return None
     log_room = math.log(room)
-
-    def g(t):
-        r = steps * _steer_rdp(al, eta, math.exp(t))
-        return math.log(r) - log_room if r > 0 else math.nan
-
-    x0, g0 = t0, g(t0)
-    slope = slope / room  # (the composed RDP equals the room at the threshold)
-    if not math.isfinite(g0) or not slope > 0:
-        return None
-    x1 = x0 - max(-0.5, min(0.5, g0 / slope))
+    x = t0
     for _ in range(max_iter):
-        g1 = g(x1)
-        if not math.isfinite(g1):
+        r, dr = _steer_rdp(al, eta, math.exp(x))
+        if not (r > 0 and dr > 0 and math.isfinite(r) and math.isfinite(dr)):
             return None
-        if g1 != g0:
-            slope = (g1 - g0) / (x1 - x0)
-        if abs(x1 - x0) < 1e-12 or g1 == 0.0:
-            return x1, slope * room
-        if not slope > 0:
-            return None
-        x0, g0, x1 = x1, g1, x1 - max(-0.5, min(0.5, g1 / slope))
-        if abs(g1 / slope) < 1e-12:  # the next step is below the target precision
-            return x1, slope * room
+        slope = dr / r  # of ln(steps·rdp) in ln μ
+        step = max(-0.5, min(0.5, (math.log(steps * r) - log_room) / slope))
+        x -= step
+        # Newton's error after a step s is ~ s²·g''/(2g'): 1e-14 after a step of 1e-7
+        if abs(step) < 1e-7:
+            return x, slope * room  # (the composed RDP equals the room at the threshold)
     return None
 
 

@@ -219,7 +219,11 @@ def test_a_wrong_steering_quadrature_cannot_change_the_result(monkeypatch, facto
     from skhybrid.accounting import _rdp
 
     real = _rdp._steer_rdp
-    monkeypatch.setattr(_rdp, "_steer_rdp", lambda al, eta, mu: factor * real(al, eta, mu))
+    def scaled(al, eta, mu):  # (its derivative left alone: the slope is off as well)
+        rdp, slope = real(al, eta, mu)
+        return factor * rdp, slope
+
+    monkeypatch.setattr(_rdp, "_steer_rdp", scaled)
     args = (1.0, 1e-6, 1 / 1500, 1500)
     _rdp._calibrate_cached.cache_clear()
     try:
