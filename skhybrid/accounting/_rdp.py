@@ -380,6 +380,7 @@ _SIMPSON_COARSE = _simpson_weights(_COARSE_GRID)
 _UNIT_COARSE = np.linspace(0.0, 1.0, _COARSE_GRID)
 _RSQRT2 = 1.0 / math.sqrt(2.0)
 _LN2 = math.log(2.0)
+_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _log_integrand(a, eta, mu, s):
@@ -544,9 +545,9 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     screening quadrature (see :func:`subsampled_gaussian_epsilon`), found by Newton steps
     on a two-term binomial model of each order's RDP (:func:`_screening_root`; a bracket
     and Brent's method when that is unsure), locates μ* and the orders that can attain
-    the minimum there; each such order's threshold is refined on a 1025-point
-    Richardson-extrapolated quadrature (agreeing with the full-precision integral to
-    ~1e-10), aimed at the middle of the accepted window, and the full-precision integral
+    the minimum there; each such order's threshold is refined by Newton steps on a
+    1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
+    integral to ~1e-10; its derivative in μ in closed form), aimed at the middle of the accepted window, and the full-precision integral
     is evaluated once at the best (a Newton step, then the secant method on it, when
     that is not yet within tolerance). Results are cached per argument tuple.
 
@@ -661,8 +662,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
     else:
         t_hat, slope, seen[t_hat] = root
-    mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], slope,
-                            orders)
+    mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], orders)
     if mu is None:  # the steering declined: the exact secant at every screened candidate
         mu = _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, orders)
     if mu is None:
@@ -923,7 +923,7 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             (float(eps.min()) - epsilon, lo, eps))
 
 
-def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, slope, orders):
+def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, orders):
     """μ* from the screening root ``t_hat``, with one full-precision integral in the
     common case; None when unsure (the caller then runs :func:`_screened_threshold`).
 
@@ -1021,9 +1021,6 @@ def _steer_rdp(al, eta, mu):
     log_1b = float(np.logaddexp(0.0, log_b))  # ln(1 + B); rdp = ln(1 + B)/(α − 1)
     slope = math.exp(log_db - _LN_SQRT_2PI + math.log(mu) - log_1b) / (al - 1.0)
     return log_1b / (al - 1.0), slope
-
-
-_LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _steer_threshold(al, conv, eta, steps, epsilon, t0, max_iter=12):
