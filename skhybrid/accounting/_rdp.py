@@ -472,7 +472,7 @@ def _binomial_terms(orders):
     n = np.floor(a[which])
     counts = n.astype(int) + 1
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    k = np.concatenate([np.arange(c, dtype=float) for c in counts])
+    k = np.concatenate([np.arange(c, dtype=float) for c in counts] or [np.empty(0)])
     n_k = np.repeat(n, counts) - k
     log_c = gammaln(n_k + k + 1.0) - gammaln(k + 1.0) - gammaln(n_k + 1.0)
     return which, starts, counts, k, n_k, log_c, k * k - k, n - 1.0

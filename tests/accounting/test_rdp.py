@@ -136,6 +136,16 @@ def test_screened_epsilon_equals_the_all_order_computation(eta, mu, steps, delta
             == _subsampled_gaussian_epsilon_full(eta, mu, steps, delta))
 
 
+@pytest.mark.parametrize("orders", [(1.5,), (1.1, 1.5, 1.9), (2.0, 2.0, 3.0), (4096.0, 2.0, 32.0)])
+def test_screened_epsilon_with_custom_orders(orders):
+    # orders below 2 have no binomial lower bound (0); repeated and very large orders
+    from skhybrid.accounting._rdp import _subsampled_gaussian_epsilon_full
+
+    for eta, mu, steps in ((1e-3, 1.0, 100), (0.1, 0.5, 10), (1e-4, 0.3, 1000)):
+        assert (subsampled_gaussian_epsilon(eta, mu, steps, 1e-6, orders)
+                == _subsampled_gaussian_epsilon_full(eta, mu, steps, 1e-6, orders))
+
+
 @pytest.mark.parametrize("epsilon, delta, eta, steps", [
     (1.0, 1e-6, 1 / 2000, 2000), (1.0, 1e-5, 0.008, 6000),
     pytest.param(0.5, 1e-6, 1 / 1000, 2000, marks=pytest.mark.slow),
