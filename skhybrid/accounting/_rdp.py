@@ -547,9 +547,10 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     and Brent's method when that is unsure), locates μ* and the orders that can attain
     the minimum there; each such order's threshold is refined by Newton steps on a
     1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
-    integral to ~1e-10; its derivative in μ in closed form), aimed at the middle of the accepted window, and the full-precision integral
-    is evaluated once at the best (a Newton step, then the secant method on it, when
-    that is not yet within tolerance). Results are cached per argument tuple.
+    integral to ~1e-10; its derivative in μ in closed form), aimed at the middle of the
+    accepted window, and the full-precision integral is evaluated once at the best (a
+    Newton step, then the secant method on it, when that is not yet within tolerance).
+    Results are cached per argument tuple.
 
     Returns
     -------
