@@ -190,10 +190,12 @@ def test_lower_bound_is_below_the_accounted_rdp_and_tight(eta):
         whole = (a >= 2) & (a == np.round(a)) & (full > 1e-12)
         assert np.all(lower[whole] >= 0.5 * full[whole])
     if eta < 1:  # integer orders: the binomial closed form of the forward divergence
+        # (both sum in the log domain; where the sum is near 1 its log keeps ~1e-16
+        # absolute: 1.1e-16 apart with numpy 2.0, inside _LOWER_ATOL)
         ints = a[(a >= 2) & (a == np.round(a)) & (a <= 64)]
         np.testing.assert_allclose(_rdp_lower(eta, 0.7, tuple(ints)),
                                    mixture_pair_rdp_binomial(ints, eta, 0.7), rtol=1e-12,
-                                   atol=1e-16)
+                                   atol=1e-15)
 
 
 def test_a_lower_bound_that_is_too_high_changes_the_accounting(monkeypatch):
