@@ -231,6 +231,7 @@ def test_a_wrong_steering_quadrature_cannot_change_the_result(monkeypatch, facto
     from skhybrid.accounting import _rdp
 
     real = _rdp._steer_rdp
+
     def scaled(al, eta, mu):  # (its derivative left alone: the slope is off as well)
         rdp, slope = real(al, eta, mu)
         return factor * rdp, slope
