@@ -104,6 +104,10 @@ QUICK = {
         ["--quick"], "selected accuracy, minus the oracle's",
         _rows(rf"^(?P<data>\S+)\s+(?P<eps>{NUM})\s+PrivateSearchCV\s+(?P<a>{NUM})\s+"
               rf"(?P<ratio>[-+]{NUM})", lambda g: f"{g['data']} eps={g['eps']}")),
+    "bench_rdp_quadrature.py": (
+        ["--quick"], "worst RDP error (RDP <= 100) / Simpson time ratio",
+        _rows(rf"^(?P<name>(?:Simpson|Gauss-Legendre) \S+)(?: \(charged\))?\s+(?P<a>{NUM})\s+"
+              rf"\(.*?\)\s+{NUM}\s+{NUM}\s+(?P<ratio>{NUM})$", lambda g: g["name"])),
     "bench_real_data.py": (
         ["--quick"], "(accuracy panel: see log)", lambda text: []),
     "bench_samplers.py": (
