@@ -62,7 +62,8 @@ except ImportError:  # the peer is optional
 
 
 def clear_caches():
-    """Empty every calibration/composition cache (a "cold" first fit)."""
+    """Empty every calibration/composition cache (a "cold" first fit); the getattr ones
+    exist only in some revisions (``compare_revisions.py`` runs this script on others)."""
     for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _rdp._rdp_one,
                getattr(_rdp, "_coarse_rdp_all", None), getattr(_rdp, "_conversion_cached", None),
                _composition._log_binom,
