@@ -179,7 +179,7 @@ def _rdp_one(al, eta, mu, n_grid=_N_GRID):
     worst at order 1024; mostly below 1e-12). Smaller η sharpens the weight's bend: at
     η = 1e-8, μ = 0.2 the orders 512 and 768 come out 2.0e-10 and 8.5e-10 low against a
     16× finer grid (a composite 128-panel, 8-node Gauss–Legendre rule agrees with that
-    grid to 3e-14 wherever the RDP is below 100, at a quarter of the cost).
+    grid to 3e-14 wherever the RDP is below 100, at about a third of the cost).
     """
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
     s = _linspace(s_max, n_grid)
