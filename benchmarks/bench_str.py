@@ -9,9 +9,11 @@ learner and prints wall time per round and the speed-up over the naive loop:
   scratch ("cold") and warm-started from the previous round's hyperplane ("warm").
 
 The four exact runs compute the same hypotheses (checked: identical target-error
-estimates); LinearSVC approximates them. ``--skip-naive`` leaves the naive loop out (at the
-paper's size, --n 90000 --d 500 --m1 48022, one LinearSVC fit takes minutes);
-``--skip-interior-point`` and ``--skip-cold`` leave those exact runs out.
+estimates); LinearSVC approximates them. A digest of each exact run's whole sequence of
+target-error estimates is printed, to compare two versions of the code (e.g. with
+``compare_revisions.py``). ``--skip-naive`` leaves the naive loop out (at the paper's size,
+--n 90000 --d 500 --m1 48022, one LinearSVC fit takes minutes); ``--skip-interior-point``
+and ``--skip-cold`` leave those exact runs out.
 
 Contenders run interleaved (rotating order) ``--repeats`` times; the table shows the
 median over repeats of the seconds per round over the whole run, and the median of the
@@ -28,6 +30,7 @@ threadpoolctl).
 """
 
 import argparse
+import hashlib
 import math
 import statistics
 import time
@@ -152,6 +155,11 @@ def _run(args):
     same = all(np.array_equal(exact[0].target_error_estimates_, f.target_error_estimates_)
                for f in exact[1:])
     print(f"exact hard-margin runs identical: {same}")
+    for name, f in fits.items():
+        if not name.startswith("naive"):
+            est = np.asarray(f.target_error_estimates_, dtype=float)
+            print(f"error-estimate digest, {name}: "
+                  f"{hashlib.sha256(est.tobytes()).hexdigest()[:16]}")
 
 
 if __name__ == "__main__":
