@@ -272,3 +272,34 @@ def test_polish_vertex_shortcut_matches_kkt_system(fit_intercept):
             kept += 1
             assert np.array_equal(v, np.zeros(p))
     assert moved > 0 and (kept > 0 or not fit_intercept)
+
+
+def test_factor_drop_same_as_public_qr_delete():
+    # _Factor.drop calls qr_delete without scipy's batching wrapper: the factor must be
+    # the public function's, bit for bit, and still factor the remaining active rows
+    from scipy.linalg import qr_delete
+
+    from skhybrid.transfer._dual_active_set import _Factor
+
+    rng = np.random.default_rng(0)
+    p, q = 12, 8
+    N = rng.normal(size=(q, p))  # the active rows
+    fac = _Factor(p)
+    for n in N:
+        fac.add(fac.J.T @ n)
+    n_new = rng.normal(size=p)  # an entering row, carried along the drop
+    for k in (2, 0, q - 3):
+        q = fac.q
+        d = fac.J.T @ n_new
+        R = fac.R[:, :q + 1].copy(order="F")
+        R[:q, q] = d[:q]
+        J_ref, R_ref = qr_delete(fac.J.copy(order="F"), R, k, which="col",
+                                 check_finite=False)
+        fac.drop(k, d)
+        N = np.delete(N, k, axis=0)
+        assert np.array_equal(fac.J, J_ref)
+        assert np.array_equal(fac.R[:q - 1, :q - 1], R_ref[:q - 1, :q - 1])
+        assert np.array_equal(d[:q - 1], R_ref[:q - 1, q - 1])
+        np.testing.assert_allclose(fac.J.T @ fac.J, np.eye(p), atol=1e-12)
+        np.testing.assert_allclose(fac.J[:, :q - 1] @ fac.R[:q - 1, :q - 1], N.T, atol=1e-12)
+        np.testing.assert_allclose(d, fac.J.T @ n_new, atol=1e-12)
