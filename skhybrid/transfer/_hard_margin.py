@@ -235,8 +235,8 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     solver : {"active-set", "interior-point"}, default="active-set"
         ``"active-set"``: Goldfarb–Idnani, O(d²) per added or dropped constraint (on KS
         App. C data at 48,022 rows × 500 features, one BLAS thread: about 15(d + 1)
-        steps, ≈2 s, from the class means; 4.8(d + 1) steps, ≈0.55 s, warm-started in
-        STR's loop).
+        steps, ≈2 s, from the class means; 4.7(d + 1) steps, ≈0.55–0.6 s, warm-started
+        in STR's loop).
         ``"interior-point"``: working-set rounds, each a dense primal-dual interior-point
         QP from scratch (≈35 s on the same data). Both return the unique optimum.
     verbose : int, default=0
