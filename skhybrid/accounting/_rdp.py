@@ -661,7 +661,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             raise _infeasible(epsilon, delta, eta, steps)
         if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: bisection
             return _calibrate_bisection(epsilon, delta, eta, steps, orders)
-        # Brent to 1e-4: the steering secant (or the exact one) does the rest.
+        # Brent to 1e-4: the steering's Newton steps (or the exact secant) do the rest.
         t_hat = brentq(coarse_gap, left, right, xtol=1e-4)
         slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
     else:
@@ -934,8 +934,8 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, order
     1. The candidates are the orders of the screening window at ``t_hat`` whose ε may be
        the minimum (within the screening's error bound); a candidate on the window's edge
        declines (the window may have cut a near-tie).
-    2. For each candidate, the secant method on the steering quadrature
-       (:func:`_steer_rdp`) finds its threshold to ~1e-12 in ln μ; μ* is the largest
+    2. For each candidate, Newton's method on the steering quadrature
+       (:func:`_steer_rdp`, :func:`_steer_threshold`) finds its threshold to ~1e-12 in ln μ; μ* is the largest
        (candidates within 1e-8 of it are all computed exactly).
     3. The full-precision ε there is accepted if it lies within ``_EPS_RTOL`` below ε
        (the steering aims at the middle of that window, (1 − ``_EPS_RTOL``/2)ε); else one

@@ -73,7 +73,7 @@ def test_fit_charges_rdp_epsilon_and_learns():
 
 
 def test_calibrated_noise_is_at_least_the_calibrated_mu_and_charges_its_epsilon():
-    # Where the calibrated μ does not survive 2/(2/μ) (about one μ in five), the
+    # Where the calibrated μ does not survive 2/(2/μ) (about one μ in seven), the
     # multiplier is rounded up (more noise, 2/z ≤ μ) and the charge is the ε at μ that
     # the calibration computed, at least the ε at 2/z, without a second computation.
     from skhybrid.accounting import _rdp
