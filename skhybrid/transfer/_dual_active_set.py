@@ -33,7 +33,8 @@ from scipy.linalg import blas, lapack, qr, qr_delete
 __all__ = ["min_norm_dual_active_set"]
 
 # scipy.linalg.qr_delete itself, without the wrapper that maps it over stacked ("batched")
-# arrays: a drop is ~100 us and the wrapper added ~5 us to each of thousands per solve.
+# arrays (scipy >= 1.17): ~5 us per call alone, but ~36 us per drop inside the solver's
+# loop (warm App. C fits 0.61 s instead of 0.66 s, ~1,400 drops each).
 _qr_delete = getattr(qr_delete, "__wrapped__", qr_delete)
 
 
