@@ -2,6 +2,7 @@
 
 import math
 import warnings
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,11 +19,62 @@ __all__ = [
     "check_generator",
     "check_binary_targets",
     "resolve_classes",
+    "values_hidden",
 ]
 
 
+# Messages of numpy's and scikit-learn's input checks that quote the data: the offending
+# cell ("could not convert string to float: '...'"), the whole array (complex input, a 1-D
+# X) or the label values. Each is replaced by a message that says the same without them.
+_QUOTING_ERRORS = (
+    (("could not convert", "invalid literal", "Complex data not supported"),
+     "{name} holds an entry that is not a real number (e.g. a string or a complex number). "
+     "Convert {name} to numbers first: encode a categorical column, e.g. with "
+     "PublicFitTransformer(OrdinalEncoder(...)), whose categories come from public rows."),
+    (("Found unknown categories",),
+     "{name} holds a category that the public rows do not show (the encoder learnt its "
+     "categories from public rows only). Declare every category (the encoder's "
+     "categories=[...]) or let the encoder map unknown ones, e.g. "
+     "OrdinalEncoder(handle_unknown='use_encoded_value', unknown_value=-1) or "
+     "OneHotEncoder(handle_unknown='ignore')."),
+    (("Expected 2D array, got",),
+     "X must be a 2-D array; reshape it with X.reshape(-1, 1) if it holds one feature, or "
+     "X.reshape(1, -1) if it holds one sample."),
+    (("Unknown label type", "Mix of label input types"),
+     "y must hold discrete class labels of one type (all strings or all numbers; not "
+     "continuous values)."),
+)
+
+
+@contextmanager
+def values_hidden(name="X"):
+    """Re-raise input errors whose message quotes the data without the quote.
+
+    numpy's and scikit-learn's conversions print the value they could not convert, or the
+    whole array, and a private row's value must not leave in a message. The replacement
+    says what is wrong and how to fix it; the original is not chained (its text would
+    still be printed in the traceback).
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        for markers, message in _QUOTING_ERRORS:
+            if any(m in text for m in markers):
+                raise type(exc)(message.format(name=name) + " (The value is not shown: it "
+                                "may be private.)") from None
+        raise
+
+
+#: The finite ε skhybrid accepts. Outside it the calibrations leave double precision
+#: (e^ε, ε², sample sizes ∝ 1/ε overflow) long before a guarantee could mean anything:
+#: below 1e-12 the noise is 1e12 times the signal, above 1e6 it is a millionth of it
+#: (``np.inf`` is the non-private baseline).
+EPSILON_RANGE = (1e-12, 1e6)
+
+
 def check_epsilon(epsilon, name="epsilon", allow_inf=False):
-    """Validate a privacy parameter ε > 0 (finite unless ``allow_inf``).
+    """Validate a privacy parameter ε in ``EPSILON_RANGE`` (or ``np.inf`` if ``allow_inf``).
 
     ``allow_inf=True`` accepts ``np.inf``, which runs an estimator's non-private baseline.
     """
@@ -32,6 +84,11 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=False):
         what = "positive float (or np.inf for the non-private baseline)" if allow_inf else (
             "positive finite float")
         raise ValueError(f"{name} must be a {what}; got {epsilon!r}.")
+    low, high = EPSILON_RANGE
+    if not math.isinf(epsilon) and not (low <= epsilon <= high):
+        baseline = " (np.inf runs the non-private baseline)" if allow_inf else ""
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}]{baseline}; got {epsilon!r}. "
+                         "Outside that range no calibration stays within double precision.")
     return float(epsilon)
 
 
@@ -146,7 +203,8 @@ def check_binary_targets(y, name, detail=""):
     ``classes[1] ↦ 1`` (uint8). The label set is treated as public, as the number of rows is.
     ``name`` (the estimator) and ``detail`` go into the error message.
     """
-    check_classification_targets(y)
+    with values_hidden("y"):
+        check_classification_targets(y)
     classes, bits = np.unique(y, return_inverse=True)
     if classes.size != 2:
         raise ValueError(
@@ -230,7 +288,8 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         Index of each row's label in ``classes_``.
     """
     y = np.asarray(y)
-    check_classification_targets(y)
+    with values_hidden("y"):
+        check_classification_targets(y)
     need = "exactly two" if binary else "at least two"
     if classes is not None:
         found = np.unique(np.asarray(classes, dtype=y.dtype if y.dtype.kind in "OUS" else None))

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array
 
-from ._validation import check_mask
+from ._validation import check_mask, values_hidden
 from .utils._sklearn_compat import check_is_fitted, get_tags, safe_indexing, validate_data
 
 __all__ = ["PublicFitTransformer"]
@@ -164,7 +164,8 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = _as_container(X)
         validate_data(self, X, reset=False, skip_check_array=True)
-        return self.transformer_.transform(X)
+        with values_hidden("X"):  # (an encoder's unknown category is a private value)
+            return self.transformer_.transform(X)
 
     @available_if(_transformer_has("inverse_transform"))
     def inverse_transform(self, X):

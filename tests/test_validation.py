@@ -94,3 +94,33 @@ def test_generator_bridge():
     assert x1 != x2
     with pytest.raises(ValueError, match="random_state"):
         check_generator("seed")
+
+
+@pytest.mark.parametrize("eps", [1e-320, 1e-13, 2e6, 1e308])
+def test_epsilon_outside_the_supported_range(eps):
+    with pytest.raises(ValueError, match=r"epsilon must lie in \[1e-12, 1e\+06\]"):
+        check_epsilon(eps, allow_inf=True)
+    assert check_epsilon(1e-12) == 1e-12 and check_epsilon(1e6) == 1e6
+
+
+@pytest.mark.parametrize("eps", [1e-320, 1e308])
+def test_estimators_refuse_extreme_epsilon_before_charging(eps):
+    # These once escaped as OverflowError / RuntimeError from inside the calibrations.
+    from skhybrid import DPLogisticRegression, PrivacyAccountant
+    from skhybrid.hybrid import SelectThenEstimate
+    from skhybrid.transfer import SubsampleTestReweigh
+
+    rng = np.random.default_rng(0)
+    X, mask = rng.normal(size=(60, 3)), np.arange(60) < 20
+    y = (X[:, 0] > 0).astype(int)
+    fits = [lambda acc: DPLogisticRegression(epsilon=eps, classes=[0, 1], accountant=acc)
+            .fit(X, y, public_mask=mask),
+            lambda acc: SubsampleTestReweigh(epsilon=eps, classes=[0, 1], accountant=acc)
+            .fit(X, y, curator_mask=mask),
+            lambda acc: SelectThenEstimate(epsilon=eps, accountant=acc)
+            .fit(np.sign(X), curator_mask=mask)]
+    for fit in fits:
+        acc = PrivacyAccountant()
+        with pytest.raises(ValueError, match="epsilon must lie in"):
+            fit(acc)
+        assert acc.events == []

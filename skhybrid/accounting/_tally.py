@@ -105,7 +105,7 @@ class Tally:
         self.delta.add(delta, k)
         # Σ k·ln(1 − δ) is kept negated (a sum of non-negative terms, +inf at δ = 1).
         self.log_keep.add(-math.log1p(-delta) if delta < 1 else math.inf, k)
-        self.eps_sq.add(epsilon**2, k)
+        self.eps_sq.add(epsilon * epsilon, k)  # (inf past ~1e154, where ** would raise)
         self.drift.add(epsilon * math.tanh(epsilon / 2.0) if math.isfinite(epsilon)
                        else math.inf, k)
         rho = rho_of(e)

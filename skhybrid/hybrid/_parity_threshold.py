@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask
+from .._validation import check_group_nonempty, check_mask, values_hidden
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ..learners._parity import (
     binary_labels,
@@ -49,7 +49,8 @@ def check_threshold_values(t, bits, name="threshold feature"):
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
     outside it are rejected, never clipped silently (docs/privacy_model.rst).
     """
-    t = np.asarray(t, dtype=np.float64)
+    with values_hidden(f"the {name}"):
+        t = np.asarray(t, dtype=np.float64)
     high = 2.0 ** bits
     bad = ~np.isfinite(t) | (t < 0) | (t >= high) | (t != np.floor(t))
     if bad.any():

@@ -70,7 +70,8 @@ class RandomizedResponse(SignRandomizer):
             ``c_ε (mean(reports) − 1/(e^ε+1))``.
         """
         mean = np.mean(reports, axis=axis)
-        return self.c_epsilon * (mean - 1.0 / (math.exp(self.epsilon) + 1.0))
+        flip = math.exp(-self.epsilon)  # 1/(e^ε + 1) = e^-ε/(1 + e^-ε): no overflow
+        return self.c_epsilon * (mean - flip / (1.0 + flip))
 
 
 class GaussianRandomizedResponse(Mechanism):

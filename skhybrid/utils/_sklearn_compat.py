@@ -13,7 +13,8 @@ What is here, by group:
 - parameter validation: ``Interval``, ``Options``, ``StrOptions``, ``HasMethods`` (the
   constraint classes of ``_parameter_constraints``) and :func:`validate_params`, which
   checks an estimator's parameters against them;
-- input validation: ``validate_data`` (public since 1.6), ``check_is_fitted``,
+- input validation: :func:`validate_data` (public since 1.6; here its messages never
+  quote the data), ``check_is_fitted``,
   :func:`check_sample_weight`, :func:`num_samples`;
 - estimator building blocks: ``LinearClassifierMixin`` (``decision_function``/``predict``
   of a linear model from ``coef_``/``intercept_``);
@@ -33,7 +34,10 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils import get_tags
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data as _validate_data
+
+from .._validation import values_hidden
 
 __all__ = [
     "HasMethods",
@@ -51,6 +55,18 @@ __all__ = [
     "validate_data",
     "validate_params",
 ]
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with no data value in its error messages.
+
+    numpy's conversion quotes the cell it could not convert, and scikit-learn quotes whole
+    arrays (complex input, a 1-D X) and label values; such messages are replaced by ones
+    that say the same without the values (:func:`skhybrid._validation.values_hidden`).
+    """
+    name = "X" if isinstance(y, str) and y == "no_validation" else "X or y"
+    with values_hidden(name):
+        return _validate_data(_estimator, X, y, **kwargs)
 
 
 def _release(version):

@@ -247,6 +247,14 @@ def test_randomized_response_debias_is_unbiased(epsilon):
     assert abs(est - p) < Z * se
 
 
+@pytest.mark.parametrize("epsilon", [710.0, 1e6])
+def test_randomized_response_debias_past_exp_overflow(epsilon):
+    # e^ε overflows a double past ε ≈ 709.8; the debiasing once computed it (OverflowError
+    # after SelectThenEstimate had charged). Here every report is kept, so debias = mean.
+    mech = RandomizedResponse(epsilon)
+    assert mech.debias(np.array([1, 0, 1, 1])) == 0.75
+
+
 def test_randomized_response_debias_axis():
     mech = RandomizedResponse(1.0)
     reports = mech(np.zeros((4, 5000), dtype=int), _rng(17))
