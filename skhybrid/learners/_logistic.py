@@ -5,7 +5,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit, softmax
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -435,6 +435,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     def predict_proba(self, X):
         """Estimate class probabilities (sigmoid, or normalised one-vs-rest for 3+ classes).
 
+        For 3+ classes each class's one-vs-rest sigmoid is normalised over the classes (as
+        scikit-learn's ``OneVsRestClassifier``), in log space. A row on which two or more
+        sigmoids saturate at 1 (decision values past ~37, as a private fit can give rows
+        far outside ``data_norm``) would tie there in double precision and disagree with
+        ``predict``; such a row gets the softmax of its decision values instead, whose
+        largest entry is ``predict``'s class.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -443,12 +450,17 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Probabilities in the order of ``classes_``.
+            Probabilities in the order of ``classes_``; ``classes_[proba.argmax(1)]`` is
+            ``predict(X)``.
         """
-        p = expit(self.decision_function(X))
-        if p.ndim == 1:
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
             return np.column_stack([1 - p, p])
-        return p / p.sum(axis=1, keepdims=True)
+        proba = softmax(log_expit(scores), axis=1)  # (no 0/0 where every sigmoid underflows)
+        tied = proba.argmax(axis=1) != scores.argmax(axis=1)
+        proba[tied] = softmax(scores[tied], axis=1)
+        return proba
 
     def predict_log_proba(self, X):
         """Estimate the logarithm of the class probabilities.

@@ -391,3 +391,25 @@ def test_single_precision_hessian_hands_over_to_double_precision(monkeypatch):
     _, _, g = mech.solve(X, y_pm, mech.draw_noise(40, rng), exhaustive=True)
     assert g <= 1e-10
     assert dtypes[0] == np.float32 and dtypes[-1] == np.float64
+
+
+def test_multiclass_proba_finite_and_agrees_with_predict_far_outside_data_norm():
+    # A private fit's decision values reach thousands on rows far outside data_norm: the
+    # normalised one-vs-rest sigmoids then underflow to 0/0 (NaN) or saturate into ties.
+    from scipy.special import expit
+
+    X, y = load_iris(return_X_y=True)
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(
+        _inside_ball(X), y)
+    X_far = np.vstack([X * 300.0, -X * 300.0, X])
+    scores = clf.decision_function(X_far)
+    naive = expit(scores) / expit(scores).sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        broken = np.isnan(naive).any(axis=1) | (naive.argmax(1) != scores.argmax(1))
+    assert broken.any()  # the twin: these rows break the plain normalisation
+    proba = clf.predict_proba(X_far)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X_far))
+    # Where the plain normalisation is well defined, it is unchanged.
+    np.testing.assert_allclose(proba[~broken], naive[~broken], rtol=1e-12, atol=1e-300)
