@@ -182,7 +182,10 @@ def _align_mask(mask, index, name):
             raise ValueError(
                 f"{name} is a pandas Series with its own index, but X has no index to align "
                 f"it to (X is not a DataFrame). Pass X as a DataFrame with the same index, or "
-                f"{name}.to_numpy() if the mask is already in X's row order."
+                f"{name}.to_numpy() if the mask is already in X's row order. (In "
+                "cross-validation each fold's slice of a Series keeps its labels: pass the "
+                "mask as a numpy array, or keep X a DataFrame through a pipeline with "
+                "set_output(transform='pandas').)"
             )
         return mask.to_numpy()
     if not (m_index.is_unique and index.is_unique):

@@ -117,12 +117,39 @@ class LaplaceMechanism(Mechanism):
         """
         return {"scale": self.scale, "sensitivity": self.sensitivity}
 
+    def value_bound(self, n_values=1, integer=False):
+        """The largest magnitude a release of ``n_values`` coordinates holds: ``2^50 g``.
+
+        Each coordinate is clamped to ``[-value_bound, value_bound]`` before the noise is
+        added (a 1-Lipschitz map, so it costs no privacy), which keeps the lattice indices
+        exact in int64 and float64. The bound depends on the parameters only (Δ, ε, the
+        number of coordinates, ``min_step``): at Δ = 1, ε = 1 it is about 1.1e12 for one
+        coordinate. A query that can exceed it must be rescaled (e.g. released in
+        thousands, with its sensitivity divided by 1,000) or given a larger ``min_step``.
+
+        Parameters
+        ----------
+        n_values : int, default=1
+            Coordinates released together.
+        integer : bool, default=False
+            Whether the query is integer-valued (an integer dtype).
+
+        Returns
+        -------
+        bound : float
+        """
+        g = laplace_lattice(self.sensitivity, self.epsilon, max(1, int(n_values)), integer,
+                            self.min_step)[0]
+        return _RANGE_STEPS * g
+
     def __call__(self, value, rng):
         """Release ``value`` snapped to a lattice plus exact discrete Laplace noise.
 
         Returns a float array of the shape of ``value`` whose entries are lattice points
         (multiples of a power of two). Integer-valued input (an integer dtype: counts) is
-        held exactly by the lattice.
+        held exactly by the lattice. Each coordinate is first clamped to
+        ``±value_bound(value.size)``: a larger value is released as if it were the bound
+        (see :meth:`value_bound`).
         """
         arr = np.asarray(value)
         integer = np.issubdtype(arr.dtype, np.integer)
@@ -155,6 +182,8 @@ def laplace_mechanism(value, *, sensitivity, epsilon, rng):
     Returns
     -------
     released : float or ndarray
-        The noisy value, a lattice point, with the shape of ``value``.
+        The noisy value, a lattice point, with the shape of ``value``. Each coordinate is
+        clamped to ``LaplaceMechanism(epsilon, sensitivity).value_bound(size)`` first
+        (about 1.1e12 at Δ = 1, ε = 1): rescale a query that can be larger.
     """
     return LaplaceMechanism(epsilon, sensitivity)(value, rng)

@@ -295,3 +295,16 @@ def test_report_noisy_min_excludes_with_plus_inf():
     assert report_noisy_min([np.inf, 0.0, np.inf], sensitivity=1.0, epsilon=1.0, rng=rng) == 1
     with pytest.raises(ValueError, match="use inf to exclude"):
         report_noisy_min([-np.inf, 0.0], sensitivity=1.0, epsilon=1.0, rng=rng)
+
+
+@pytest.mark.parametrize("sensitivity, integer", [(1.0, False), (1e-3, False), (1.0, True)])
+def test_laplace_value_bound_is_where_the_clamp_bites(sensitivity, integer):
+    mech = LaplaceMechanism(1.0, sensitivity)
+    bound = mech.value_bound(integer=integer)
+    dtype = np.int64 if integer else np.float64
+    rng = np.random.default_rng(0)
+    slack = 60 * mech.scale  # the noise, many scales wide
+    inside = mech(np.array([bound / 2], dtype=dtype), rng)[0]
+    assert abs(inside - bound / 2) < slack
+    beyond = mech(np.array([bound * 4], dtype=dtype), rng)[0]  # clamped: released near the bound
+    assert abs(beyond - bound) < slack
