@@ -95,13 +95,15 @@ class MemoryLedger:
 
     def append(self, events):
         if self._detached or os.getpid() != self._pid:
-            how = "unpickled" if self._detached else "carried into it by fork"
+            copy = ("this is an unpickled (or deep) copy of it" if self._detached else
+                    f"this process ({os.getpid()}) holds the copy that fork carried from "
+                    f"process {self._pid}")
             raise DetachedLedgerError(
-                f"This PrivacyAccountant keeps its ledger in memory and was {how} in another "
-                f"process (pid {os.getpid()}); a charge recorded here would be lost. Create "
-                "the accountant with a file ledger, e.g. "
-                "PrivacyAccountant(..., ledger='budget.sqlite'), so that every process charges "
-                "the same budget, or run the search with n_jobs=1."
+                f"This PrivacyAccountant keeps its ledger in memory, and {copy}: a charge "
+                "recorded here would not reach the original, so it is "
+                "refused. Create the accountant with a file ledger, e.g. "
+                "PrivacyAccountant(..., ledger='budget.sqlite'), so that every process and "
+                "copy charges the same budget, or run the search with n_jobs=1."
             )
         self._events.extend(events)
 

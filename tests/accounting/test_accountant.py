@@ -385,3 +385,18 @@ def test_sqlite_ledger_unpickled_where_its_file_is_missing_refuses_and_creates_n
     sqlite3.connect(path).execute("CREATE TABLE other (x)").connection.close()
     with pytest.raises(RuntimeError, match="not the ledger this accountant was created"):
         remote.spend([lap(0.1)])
+
+
+def test_unpickled_memory_ledger_refuses_and_says_it_is_a_copy():
+    import copy
+    import pickle
+
+    from skhybrid.accounting import DetachedLedgerError
+
+    acc = PrivacyAccountant(epsilon=5.0)
+    for clone_of in (pickle.loads(pickle.dumps(acc)), copy.deepcopy(acc)):
+        with pytest.raises(DetachedLedgerError, match="unpickled \\(or deep\\) copy") as info:
+            clone_of.spend([PrivacyEvent("x", "pure", 1.0, 0.0)])
+        assert "fork" not in str(info.value)  # same process: no fork was involved
+    acc.spend([PrivacyEvent("x", "pure", 1.0, 0.0)])  # the original still charges
+    assert acc.spent() == (1.0, 0.0)
