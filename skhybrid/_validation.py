@@ -169,7 +169,16 @@ def check_mask(mask, n_samples, name="public_mask", index=None):
         return arr.astype(bool)
     if arr.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in arr):
         return arr.astype(bool)
+    if arr.dtype == object and any(_is_missing(v) for v in arr):
+        raise ValueError(f"{name} has missing values (None, NaN or pandas.NA); every row must "
+                         "be marked True/False (1/0).")
     raise ValueError(f"{name} must be boolean or 0/1; got dtype {arr.dtype}.")
+
+
+def _is_missing(value):
+    """None, a float NaN or pandas.NA (without importing pandas)."""
+    return value is None or type(value).__name__ == "NAType" or (
+        isinstance(value, float) and math.isnan(value))
 
 
 def _align_mask(mask, index, name):
@@ -227,7 +236,7 @@ def check_group_nonempty(mask, name, group, trusted=True):
         )
 
 
-def check_generator(random_state):
+def check_generator(random_state, name="random_state"):
     """Bridge sklearn's ``random_state`` to a :class:`numpy.random.Generator`.
 
     ``None`` draws fresh OS entropy (never the global numpy state: a privacy mechanism
@@ -247,7 +256,7 @@ def check_generator(random_state):
     if isinstance(random_state, Integral) and not isinstance(random_state, bool):
         return np.random.default_rng(int(random_state))
     raise ValueError(
-        f"random_state must be None, an int, a numpy RandomState or Generator; got {random_state!r}."
+        f"{name} must be None, an int, a numpy RandomState or Generator; got {random_state!r}."
     )
 
 

@@ -35,6 +35,8 @@ def test_none_means_no_trusted_row():
         ([1, 2, 0], r"only booleans or 0/1; found values \[2\]"),
         ([1.0, np.nan, 0.0], "public_mask contains NaN"),
         (["a", "b", "c"], "public_mask must be boolean or 0/1"),
+        ([True, None, False], "public_mask has missing values"),
+        (pd.Series([True, pd.NA, False], dtype="boolean"), "public_mask has missing values"),
     ],
 )
 def test_rejected_masks(mask, message):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _noise
+from .._validation import check_generator
 from ._base import Mechanism, check_epsilon, check_sensitivity
 
 __all__ = [
@@ -84,6 +85,7 @@ class ExponentialMechanism(Mechanism):
 
     def __call__(self, scores, rng):
         """Index of the selected candidate."""
+        rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         scores = _check_scores(scores)
         noise = _noise.gumbel(rng, self.gumbel_scale, scores.shape, tag=self.name)
         return int(np.argmax(scores + noise))
@@ -102,8 +104,9 @@ def exponential_mechanism(scores, *, sensitivity, epsilon, rng, monotonic=False)
         The sensitivity Δ of every score.
     epsilon : float
         Privacy parameter ε.
-    rng : numpy.random.Generator
-        Source of every random draw.
+    rng : numpy.random.Generator, int, numpy.random.RandomState or None
+        Source of every random draw (an int seeds a new generator; ``None`` draws fresh
+        OS entropy, as for the estimators' ``random_state``).
     monotonic : bool, default=False
         Whether all scores move in the same direction between neighbours
         (``exp(ε·score/Δ)`` then suffices).
@@ -163,6 +166,7 @@ class ReportNoisyMax(Mechanism):
                 "monotonic": self.monotonic, "minimize": self.minimize}
 
     def __call__(self, scores, rng):
+        rng = check_generator(rng, "rng")
         if self.minimize:
             scores = -_check_scores(scores, excluded=np.inf)
         else:
@@ -184,8 +188,9 @@ def report_noisy_max(scores, *, sensitivity, epsilon, rng, monotonic=False):
         The sensitivity Δ of every score.
     epsilon : float
         Privacy parameter ε.
-    rng : numpy.random.Generator
-        Source of every random draw.
+    rng : numpy.random.Generator, int, numpy.random.RandomState or None
+        Source of every random draw (an int seeds a new generator; ``None`` draws fresh
+        OS entropy, as for the estimators' ``random_state``).
     monotonic : bool, default=False
         Whether all scores move in the same direction between neighbours.
 
@@ -210,8 +215,9 @@ def report_noisy_min(scores, *, sensitivity, epsilon, rng, monotonic=False):
         The sensitivity Δ of every score.
     epsilon : float
         Privacy parameter ε.
-    rng : numpy.random.Generator
-        Source of every random draw.
+    rng : numpy.random.Generator, int, numpy.random.RandomState or None
+        Source of every random draw (an int seeds a new generator; ``None`` draws fresh
+        OS entropy, as for the estimators' ``random_state``).
     monotonic : bool, default=False
         Whether all scores move in the same direction between neighbours.
 

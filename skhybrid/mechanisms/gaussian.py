@@ -7,6 +7,7 @@ from scipy.optimize import brentq
 
 from ..accounting import _composition as comp
 from . import _noise
+from .._validation import check_generator
 from ._base import Mechanism, check_delta, check_epsilon, check_sensitivity
 
 __all__ = ["GaussianMechanism", "gaussian_mechanism", "gaussian_lattice", "zcdp_rho_for"]
@@ -201,6 +202,7 @@ class GaussianMechanism(Mechanism):
         several independent releases of the same query (the lattice's rounding cost is
         per release); default ``value.size`` (one release).
         """
+        rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         arr = np.asarray(value)
         integer = np.issubdtype(arr.dtype, np.integer)
         arr = arr.astype(np.float64)
@@ -229,8 +231,9 @@ def gaussian_mechanism(value, *, sensitivity, epsilon, delta, rng, calibration="
         Privacy parameter ε.
     delta : float
         Privacy parameter δ in (0, 1).
-    rng : numpy.random.Generator
-        Source of every random draw.
+    rng : numpy.random.Generator, int, numpy.random.RandomState or None
+        Source of every random draw (an int seeds a new generator; ``None`` draws fresh
+        OS entropy, as for the estimators' ``random_state``).
     calibration : {"analytic", "classic"}, default="analytic"
         How σ is chosen (see :class:`GaussianMechanism`).
 

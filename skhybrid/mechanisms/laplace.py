@@ -6,6 +6,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _noise
+from .._validation import check_generator
 from ._base import Mechanism, check_epsilon, check_sensitivity
 
 __all__ = ["LaplaceMechanism", "laplace_mechanism", "laplace_lattice"]
@@ -151,6 +152,7 @@ class LaplaceMechanism(Mechanism):
         ``±value_bound(value.size)``: a larger value is released as if it were the bound
         (see :meth:`value_bound`).
         """
+        rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         arr = np.asarray(value)
         integer = np.issubdtype(arr.dtype, np.integer)
         arr = arr.astype(np.float64)
@@ -176,8 +178,9 @@ def laplace_mechanism(value, *, sensitivity, epsilon, rng):
         The ℓ1 sensitivity Δ of the query.
     epsilon : float
         Privacy parameter ε.
-    rng : numpy.random.Generator
-        Source of every random draw.
+    rng : numpy.random.Generator, int, numpy.random.RandomState or None
+        Source of every random draw (an int seeds a new generator; ``None`` draws fresh
+        OS entropy, as for the estimators' ``random_state``).
 
     Returns
     -------

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _noise
 from .gaussian import gaussian_lattice, zcdp_rho_for
+from .._validation import check_generator
 from ._base import Mechanism, SignRandomizer, check_delta, check_epsilon
 
 __all__ = ["RandomizedResponse", "GaussianRandomizedResponse"]
@@ -49,6 +50,7 @@ class RandomizedResponse(SignRandomizer):
 
     def __call__(self, bits, rng):
         """Each agent's randomized report of its bit (one report per agent)."""
+        rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         bits = _check_bits(bits)
         flip = _noise.bernoulli(rng, 1.0 - self.keep_probability, bits.shape or None,
                                 tag=self.name)
@@ -128,6 +130,7 @@ class GaussianRandomizedResponse(Mechanism):
         return {"sigma": self.sigma}
 
     def __call__(self, bits, rng):
+        rng = check_generator(rng, "rng")
         bits = _check_bits(bits).astype(np.int64)
         index = bits * int(round(1.0 / self.lattice_step))
         noise = _noise.discrete_gaussian(rng, self.sigma_int, bits.shape or None,

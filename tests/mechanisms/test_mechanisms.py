@@ -308,3 +308,21 @@ def test_laplace_value_bound_is_where_the_clamp_bites(sensitivity, integer):
     assert abs(inside - bound / 2) < slack
     beyond = mech(np.array([bound * 4], dtype=dtype), rng)[0]  # clamped: released near the bound
     assert abs(beyond - bound) < slack
+
+
+def test_functional_mechanisms_take_the_estimators_seeds():
+    # rng accepts what random_state does: an int seeds (reproducibly), None draws fresh
+    # entropy, a RandomState is wrapped; anything else is refused naming rng.
+    from skhybrid.mechanisms import (exponential_mechanism, gaussian_mechanism,
+                                     report_noisy_min)
+
+    calls = [lambda rng: laplace_mechanism(1.0, sensitivity=1, epsilon=1, rng=rng),
+             lambda rng: gaussian_mechanism(1.0, sensitivity=1, epsilon=1, delta=1e-5, rng=rng),
+             lambda rng: exponential_mechanism([1, 2, 3], sensitivity=1, epsilon=1, rng=rng),
+             lambda rng: report_noisy_min([1, 2, 3], sensitivity=1, epsilon=1, rng=rng)]
+    for call in calls:
+        assert call(7) == call(7) == call(np.random.default_rng(7))
+        call(None)
+        call(np.random.RandomState(0))
+        with pytest.raises(ValueError, match="rng must be None, an int"):
+            call("seed")
