@@ -555,10 +555,16 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     Newton step, then the secant method on it, when that is not yet within tolerance).
     Results are cached per argument tuple.
 
+    The search runs over μ in [1e-6, 1e3]. When μ = 1e3 is already feasible (ε of the
+    order of 1e9 at typical η and steps) the result is 1e3, not ``np.inf``: that μ = 1e3
+    is private says nothing about μ = ∞ (no noise), under which every step publishes a
+    gradient of a sampled row, so a finite ε always gets noise. The caller charges the ε
+    at the returned μ, which is then below the target.
+
     Returns
     -------
     mu : float
-        ``np.inf`` when even μ = 1e3 is feasible (then noise is not needed for privacy).
+        In [1e-6, 1e3]; always finite.
     """
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be finite and > 0; got epsilon={epsilon!r}.")
@@ -602,7 +608,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
 
     if eta == 0.0:  # the steps reveal nothing: any μ, if the conversion allows ε at all
         if ok(_MU_HI):
-            return np.inf
+            return _MU_HI
         raise _infeasible(epsilon, delta, eta, steps)
     a = np.array(orders)
     conv = _conversion_cached(orders, delta)
@@ -656,7 +662,7 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
             step *= 1.5
             left, right = max(left - step, t_lo), left
         if right >= t_hi - 1.5 and not clearly(_MU_HI, feasible=False):
-            return np.inf
+            return _MU_HI  # the top of the range is feasible: never μ = ∞ (no noise)
         if left <= t_lo + 1.5 and not clearly(_MU_LO, feasible=True):
             raise _infeasible(epsilon, delta, eta, steps)
         if coarse_gap(left) > 0 or coarse_gap(right) <= 0:  # screening unsure: bisection
@@ -1115,7 +1121,7 @@ def _calibrate_bisection(epsilon, delta, eta, steps, orders=DEFAULT_ORDERS):
 
     hi = _MU_HI
     if ok(hi):
-        return np.inf
+        return hi
     lo = _MU_LO
     if not ok(lo):
         raise _infeasible(epsilon, delta, eta, steps)

@@ -180,12 +180,15 @@ def calibrated_noise_multiplier(epsilon, delta, eta, n_steps):
     The multiplier is 2/μ for the calibrated μ = Δ/σ, rounded up to the next float when
     2/(2/μ) rounds above μ (about one μ in seven); then 2/multiplier ≤ μ and, ε being
     increasing in μ, the ε at μ that the calibration has just computed (and cached) is
-    charged for a step whose privacy loss is at most that. 0 (no noise) when even
-    μ = 1e3 is private.
+    charged for a step whose privacy loss is at most that.
+
+    A finite ``epsilon`` always gets noise: when even μ = 1e3 (the top of the
+    calibration's range) is private, the multiplier is that of μ = 1e3 and the ε charged
+    is the one of μ = 1e3, below ``epsilon``. No noise (μ = ∞) is not the limit of that:
+    each step would publish the clipped gradient of a sampled row. Only
+    ``epsilon=np.inf`` (the non-private baseline, not calibrated here) runs without noise.
     """
     mu = calibrate_subsampled_gaussian_mu(epsilon, delta, eta, n_steps)
-    if np.isinf(mu):
-        return 0.0, 0.0, None
     z = 2.0 / mu
     while 2.0 / z > mu:
         z = math.nextafter(z, math.inf)
@@ -223,8 +226,9 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         Value of the constant column appended to X.
     noise_multiplier : float or None, default=None
         The ratio σ/L. ``None``: the smallest σ whose RDP accounting meets (ε, δ) over ``n_steps``
-        draws with η = 1/n (n, the number of rows, is public). KS Fact A.2 uses σ² = 20L²
-        (``noise_multiplier = sqrt(20)``).
+        draws with η = 1/n (n, the number of rows, is public), never below 2/1e3 for a
+        finite ε (then the ε charged is that of 2/1e3, below ``epsilon``). KS Fact A.2
+        uses σ² = 20L² (``noise_multiplier = sqrt(20)``).
     learning_rate : {"hazan", "paper"}, default="hazan"
         See :func:`noisy_projected_sgd`.
     classes : array-like of shape (2,) or None, default=None
@@ -247,7 +251,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
     coef_ : ndarray of shape (1, n_features)
     intercept_ : ndarray of shape (1,)
     noise_multiplier_ : float
-        σ/L used (0 when non-private).
+        σ/L used (> 0 for any finite ``epsilon``; 0 only with ``epsilon=np.inf``).
     n_iter_ : int
         R.
     privacy_spent_ : dict

@@ -73,6 +73,22 @@ class _ConstantHypothesis:
         return np.tile([1.0 - p, p], (X.shape[0], 1))
 
 
+def _detach_random_state(h, base, params):
+    """Give a fitted round learner back the template's ``random_state``.
+
+    A round's learner is fitted with STR's own generator, the one that also draws the
+    subsamples, the agent permutation and the local agents' Gaussian randomized response.
+    A released hypothesis holding it (or a deep copy) would let anyone step the generator
+    back (PCG64 can be rewound) and replay that noise, i.e. strip it from the released
+    estimates. After the fit the parameter gets the value ``clone(base)`` would give, so
+    no released object holds a generator that drew privacy noise.
+    """
+    if "random_state" in params:
+        template = base.get_params(deep=False)["random_state"]
+        h.set_params(random_state=clone(template, safe=False))
+    return h
+
+
 def _hypothesis_has(method):
     def check(self):
         if hasattr(self, "hypothesis_"):
@@ -223,7 +239,9 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     ----------
     classes_ : ndarray of shape (2,)
     hypothesis_ : estimator
-        The chosen hypothesis (a fitted clone of ``base_estimator``).
+        The chosen hypothesis (a fitted clone of ``base_estimator``). Its ``random_state``
+        is the template's: the generator it was fitted with is STR's, which also draws
+        the agents' randomized response, and is not released.
     n_iter_ : int
         Rounds run (= hypotheses tested).
     n_hypotheses_ : int
@@ -461,17 +479,14 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     def _fit_base(self, base, params, X, y, sample_weight=None, warm=None):
         if not params.get("epsilon", np.inf) < np.inf and np.unique(y).size < 2:
             return _ConstantHypothesis(y[0], self.classes_)
+        fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
         if warm is not None:
             # One instance refitted in place (warm_start=True); the round's hypothesis is a
             # frozen copy so later rounds do not overwrite it.
-            est = warm.set_params(**params)
-            if sample_weight is None:
-                return copy.deepcopy(est.fit(X, y))
-            return copy.deepcopy(est.fit(X, y, sample_weight=sample_weight))
-        est = clone(base).set_params(**params)
-        if sample_weight is None:
-            return est.fit(X, y)
-        return est.fit(X, y, sample_weight=sample_weight)
+            h = copy.deepcopy(warm.set_params(**params).fit(X, y, **fit_params))
+        else:
+            h = clone(base).set_params(**params).fit(X, y, **fit_params)
+        return _detach_random_state(h, base, params)
 
     def _set_result(self, hypothesis, estimates, converged, plan):
         self.hypothesis_ = hypothesis

@@ -171,7 +171,23 @@ def test_calibration_ends_agree_with_the_bisection():
     for fn in (calibrate_subsampled_gaussian_mu, _calibrate_bisection):
         with pytest.raises(ValueError, match="no noise level"):
             fn(1e-4, 1e-6, 0.01, 100)
-    assert calibrate_subsampled_gaussian_mu(1.0, 1e-6, 0.0, 100) == np.inf
+    # η = 0: the steps reveal nothing, yet a finite ε still gets noise (the top μ).
+    assert calibrate_subsampled_gaussian_mu(1.0, 1e-6, 0.0, 100) == 1e3
+
+
+@pytest.mark.parametrize("eta, steps", [(1 / 60, 2000), (1 / 100_000, 2000), (0.5, 10),
+                                        (1e-4, 6000)])
+@pytest.mark.parametrize("epsilon", [1e10, 1e12, 1e300])
+def test_a_finite_epsilon_never_calibrates_to_no_noise(eta, steps, epsilon):
+    # Feasibility at μ = 1e3 (the top of the search) says nothing about μ = ∞ (no noise:
+    # δ ≈ 1 − (1 − η)^steps). Both calibrations return μ = 1e3 itself, which is feasible,
+    # and its ε (what a caller charges) is finite, positive and below the target.
+    from skhybrid.accounting._rdp import _calibrate_bisection
+
+    for fn in (calibrate_subsampled_gaussian_mu, _calibrate_bisection):
+        assert fn(epsilon, 1e-5, eta, steps) == 1e3
+    eps, _ = subsampled_gaussian_epsilon(eta, 1e3, steps, 1e-5)
+    assert 0.0 < eps <= epsilon and math.isfinite(eps)
 
 
 @pytest.mark.parametrize("eta", [1e-9, 1e-6, 1e-4, 2e-3, 0.05, 0.5, 0.999, 1.0])

@@ -95,6 +95,41 @@ def test_calibrated_noise_is_at_least_the_calibrated_mu_and_charges_its_epsilon(
     assert eps >= subsampled_gaussian_epsilon(eta, 2.0 / z, steps, delta)[0]
 
 
+def _lift_epsilon_range(monkeypatch):
+    # Estimators refuse ε > 1e6 (skhybrid._validation.EPSILON_RANGE); behind that range the
+    # calibration must still never go noiseless, so these tests lift it.
+    from skhybrid import _validation
+
+    with pytest.raises(ValueError, match="epsilon must lie in"):
+        NoisySGDClassifier(epsilon=1e12).fit(*_data(60))
+    monkeypatch.setattr(_validation, "EPSILON_RANGE", (1e-12, 1e300))
+
+
+def test_huge_finite_epsilon_still_adds_noise_and_charges_what_ran(monkeypatch):
+    # At ε ≳ 1.1e9 even μ = 1e3 (the top of the calibration's range) meets ε. The fit used
+    # to run with no noise and charge ε = 0; it now runs at μ = 1e3 and charges ε(μ = 1e3).
+    from skhybrid.accounting import BudgetExceededError
+
+    _lift_epsilon_range(monkeypatch)
+    X, y = _data(60)
+    acc = PrivacyAccountant()
+    with record_noise() as draws:
+        clf = NoisySGDClassifier(epsilon=1e12, delta=1e-5, accountant=acc,
+                                 random_state=0).fit(X, y)
+    expect, _ = subsampled_gaussian_epsilon(1 / 60, 1e3, 2000, 1e-5)  # independently
+    assert clf.noise_multiplier_ == 2.0 / 1e3 > 0.0
+    assert 0.0 < expect <= 1e12
+    assert clf.privacy_spent_["central"] == (expect, 1e-5) == acc.spent("central")
+    gauss = [d for d in draws if d.tag == "sgd-noise"]
+    assert len(gauss) == 1 and gauss[0].scale == pytest.approx(2.0 / 1e3 * clf.lipschitz)
+    # A budget of 5 refuses it before anything is computed.
+    small = PrivacyAccountant(epsilon=5.0, delta=1e-3)
+    fresh = NoisySGDClassifier(epsilon=1e12, delta=1e-5, accountant=small, random_state=0)
+    with pytest.raises(BudgetExceededError):
+        fresh.fit(X, y)
+    assert small.spent("central") == (0.0, 0.0) and not hasattr(fresh, "coef_")
+
+
 def test_fixed_noise_multiplier_too_small_is_refused():
     X, y = _data(200)
     with pytest.raises(ValueError, match="noise_multiplier"):
@@ -173,6 +208,25 @@ def test_str_algorithm4_paper_accounting_needs_the_paper_n():
         SubsampleTestReweigh(base, epsilon=0.5, delta=1e-5, alpha=0.1, chi2_bound=1.0,
                              max_iter=3, local_batch_size=2000,
                              accounting="paper").fit(X, y, curator_mask=mask)
+
+
+def test_str_algorithm4_huge_finite_epsilon_still_adds_noise(monkeypatch):
+    # STR's SGD path calibrates through the same function: at ε = 1e12 each step gets
+    # σ = L·2/1e3 and the central charge is the ε of μ = 1e3 over R·T steps at its η.
+    _lift_epsilon_range(monkeypatch)
+    X, y, mask = _transfer(n_c=2000, n_l=400)
+    acc = PrivacyAccountant()
+    with record_noise() as draws:
+        clf = SubsampleTestReweigh(NoisySGDClassifier(n_steps=200), epsilon=1e12, delta=1e-5,
+                                   alpha=0.1, chi2_bound=1.0, max_iter=2, local_batch_size=200,
+                                   accountant=acc, random_state=0).fit(X, y, curator_mask=mask)
+    p = clf.privacy_params_
+    assert p["noise_multiplier"] == 2.0 / 1e3 and p["sgd_sigma"] > 0.0
+    expect, _ = subsampled_gaussian_epsilon(p["eta"], 1e3, 200 * 2, 1e-5)
+    assert 0.0 < expect <= 1e12 and p["total_epsilon"] == expect
+    assert acc.spent("central") == (expect, 1e-5)
+    sgd = [d for d in draws if d.tag == "sgd-noise"]
+    assert sgd and all(d.scale == pytest.approx(2.0 / 1e3) for d in sgd)
 
 
 def test_str_nonprivate_with_sgd_base():
