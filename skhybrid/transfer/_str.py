@@ -615,15 +615,24 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                          learner_epsilon=self.base_epsilon,
                                          accounting=self.accounting)
 
+        # With max_iter=None the rounds are as many local batches as fit, and a larger ε
+        # shrinks the batches: more rounds, more curator rows. Only an explicit max_iter
+        # makes "raise epsilon" advice.
+        rounds_hint = (f"max_iter={T} rounds" if self.max_iter is not None else
+                       f"max_iter={T} rounds (derived: as many batches of {n0} local agents "
+                       "as fit; a larger epsilon fits more rounds, so pass a smaller "
+                       "max_iter instead)")
+        raise_eps = ", or raise epsilon" if self.max_iter is not None else ""
+
         def too_small(m):
             n_min = str_min_curator_size(eps, dlt, T, kappa, m, learner_epsilon=self.base_epsilon,
                                          accounting=self.accounting)
             return ValueError(
                 f"{n_c} curator rows are too few for epsilon={eps}, delta={dlt} over "
-                f"max_iter={T} rounds with accounting={self.accounting!r}: with "
+                f"{rounds_hint} with accounting={self.accounting!r}: with "
                 f"subsample_size={m}, base_epsilon={self.base_epsilon} and kappa={kappa:.4g} "
                 f"the minimum is n = {n_min} curator rows. Add curator rows, or lower max_iter, "
-                "subsample_size or base_epsilon, or raise epsilon."
+                f"subsample_size or base_epsilon{raise_eps}."
             )
 
         if self.subsample_size is not None:
@@ -643,10 +652,10 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                              accounting=self.accounting)
                 raise ValueError(
                     f"With {n_c} curator rows the accounting certifies subsample_size={m1} "
-                    f"for epsilon={eps}, delta={dlt} over max_iter={T} rounds: too few for a "
+                    f"for epsilon={eps}, delta={dlt} over {rounds_hint}: too few for a "
                     f"round's learner on {n_features} features (STR needs "
                     f"{m_learn} = {_MIN_ROWS_PER_FEATURE}*(n_features+1)). That takes "
-                    f"n = {n_min} curator rows; or lower max_iter, raise epsilon, or pass "
+                    f"n = {n_min} curator rows; or lower max_iter{raise_eps}, or pass "
                     "subsample_size explicitly to override. Nothing was charged."
                 )
         plan = {

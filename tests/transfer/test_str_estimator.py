@@ -322,3 +322,19 @@ def test_verbose_reports_rounds_estimates_and_time(capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "round" in ln]
     assert 3 <= len(lines) <= 12  # about ten lines for 30 rounds
     assert "target error estimate" in lines[0] and " s" in lines[0]
+
+
+def test_refusal_advice_depends_on_whether_max_iter_was_derived():
+    # With max_iter=None the rounds are as many local batches as fit: a larger epsilon fits
+    # more of them and needs more curator rows, so "raise epsilon" would mislead.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(45_000, 5))
+    y, mask = (X[:, 0] > 0).astype(int), np.arange(45_000) < 5_000
+    messages = {}
+    for max_iter in (None, 20):
+        with pytest.raises(ValueError, match="curator rows") as info:
+            SubsampleTestReweigh(epsilon=2.0, delta=1e-5, classes=[0, 1],
+                                 max_iter=max_iter).fit(X, y, curator_mask=mask)
+        messages[max_iter] = str(info.value)
+    assert "derived" in messages[None] and "raise epsilon" not in messages[None]
+    assert "raise epsilon" in messages[20] and "derived" not in messages[20]
