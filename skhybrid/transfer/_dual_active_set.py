@@ -38,6 +38,10 @@ __all__ = ["min_norm_dual_active_set"]
 _qr_delete = getattr(qr_delete, "__wrapped__", qr_delete)
 
 
+#: ‖J₂ᵀn‖² ≤ this · ‖n‖²: the entering row lies in the span of the active rows.
+_DEPENDENT_SQ = 1e-22
+
+
 class _Factor:
     """Z_Aᵀ = J[:, :q] R[:q, :q] for the q active constraints (J orthogonal).
 
@@ -351,9 +355,13 @@ def min_norm_dual_active_set(Z, *, pool, start=None, tol=1e-9, growth=None, max_
                 k = int(rq.argmin())
                 t1 = float(rq[k])
             # Full step length: the entering constraint becomes tight. (⟨z, n⟩ = ‖J₂ᵀn‖².)
+            # n counts as in the span of the active rows when ‖J₂ᵀn‖ ≤ 1e-11‖n‖: J is
+            # orthogonal, so rounding puts ~1e-15‖n‖ there, while features on scales 1e-3
+            # to 1e3 (raw breast_cancer) leave genuine components of ~1e-7‖n‖, which a
+            # 1e-7 cut-off took for dependence ("infeasible" on separable data).
             d2 = d[q:]
             zn = float(d2 @ d2)
-            t2 = -slack_n / zn if zn > 1e-14 * nn else np.inf
+            t2 = -slack_n / zn if zn > _DEPENDENT_SQ * nn else np.inf
             if not (t1 < np.inf or t2 < np.inf):
                 raise ValueError("the constraints are infeasible")
             t = min(t1, t2)

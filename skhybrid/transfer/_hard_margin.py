@@ -118,8 +118,10 @@ def _solve_working_set(Z, fit_intercept, max_iter=100):
         return fallback
     raise NotSeparableError(
         "The training data are not linearly separable (the hard-margin QP on a subset of the "
-        "rows has no solution): HardMarginLinearSVC cannot fit them. Use a soft-margin learner "
-        "such as sklearn.svm.LinearSVC, or check the labels."
+        "rows has no solution), or too ill-conditioned for double precision (features on very "
+        "different scales: standardise X, e.g. with StandardScaler, and retry): "
+        "HardMarginLinearSVC cannot fit them. Use a soft-margin learner such as "
+        "sklearn.svm.LinearSVC, or check the labels."
     )
 
 
@@ -438,10 +440,15 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
                 Z, pool=pool, start=start, tol=self.tol, growth=batch,
                 max_scans=self.max_iter)
         except ValueError as exc:
+            reason = ("the hard-margin constraints are infeasible"
+                      if str(exc) == "the constraints are infeasible"
+                      else f"the active-set solver stopped: {exc}")
             raise NotSeparableError(
-                "The training data are not linearly separable (the hard-margin constraints "
-                f"are infeasible: {exc}); HardMarginLinearSVC cannot fit them. Use a "
-                "soft-margin learner such as sklearn.svm.LinearSVC, or check the labels."
+                f"The training data are not linearly separable ({reason}), or too "
+                "ill-conditioned for double precision (features on very different scales: "
+                "standardise X, e.g. with StandardScaler, and retry): HardMarginLinearSVC "
+                "cannot fit them. Use a soft-margin learner such as sklearn.svm.LinearSVC, "
+                "or check the labels."
             ) from exc
         if self.verbose:
             print(f"[HardMarginLinearSVC] active set: {steps} steps, {scans} scans, "

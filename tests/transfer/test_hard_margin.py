@@ -303,3 +303,24 @@ def test_factor_drop_same_as_public_qr_delete():
         np.testing.assert_allclose(fac.J.T @ fac.J, np.eye(p), atol=1e-12)
         np.testing.assert_allclose(fac.J[:, :q - 1] @ fac.R[:q - 1, :q - 1], N.T, atol=1e-12)
         np.testing.assert_allclose(d, fac.J.T @ n_new, atol=1e-12)
+
+
+def test_separable_but_badly_scaled_raw_breast_cancer_is_solved_exactly():
+    # Raw breast_cancer (features on scales 1e-3 to 4e3) is separable (its standardised
+    # copy is, and standardising is affine); the active-set solver once took genuine
+    # components of ~1e-7·|n| for linear dependence and called it "not separable".
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = HardMarginLinearSVC().fit(X, y)
+    s = np.where(y == clf.classes_[1], 1.0, -1.0)
+    w, b = clf.coef_.ravel(), float(clf.intercept_[0])
+    margins = s * (X @ w + b)
+    alpha = clf.dual_coef_.ravel()  # = s_i u_i on the support vectors
+    # KKT of min ½|w|² s.t. margins ≥ 1: feasible, u ≥ 0, tight on the support,
+    # w = Σ u_i s_i x_i and Σ u_i s_i = 0 -- the optimum (the problem is convex).
+    assert margins.min() >= 1.0 - clf.tol
+    assert np.all(alpha * s[clf.support_] > 0)
+    np.testing.assert_allclose(margins[clf.support_], 1.0, atol=1e-6)
+    np.testing.assert_allclose(alpha @ X[clf.support_], w, rtol=1e-6, atol=1e-6 * np.abs(w).max())
+    assert abs(alpha.sum()) <= 1e-8 * np.abs(alpha).sum()
