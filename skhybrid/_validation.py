@@ -27,7 +27,10 @@ __all__ = [
 # cell ("could not convert string to float: '...'"), the whole array (complex input, a 1-D
 # X) or the label values. Each is replaced by a message that says the same without them.
 _QUOTING_ERRORS = (
-    (("could not convert", "invalid literal", "Complex data not supported"),
+    (("Complex data not supported",),
+     "Complex data not supported: {name} holds complex numbers; split them into real "
+     "features (e.g. real and imaginary parts) first."),
+    (("could not convert", "invalid literal"),
      "{name} holds an entry that is not a real number (e.g. a string or a complex number). "
      "Convert {name} to numbers first: encode a categorical column, e.g. with "
      "PublicFitTransformer(OrdinalEncoder(...)), whose categories come from public rows."),

@@ -43,7 +43,7 @@ _TREE_MAX_LEVELS = 20
 # ---------------------------------------------------------------------------- columns
 
 
-def check_threshold_values(t, bits, name="threshold feature"):
+def check_threshold_values(t, bits, name="threshold feature", at_fit=True):
     """Return the threshold column as int64, or raise if it leaves ``[0, 2^bits)``.
 
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
@@ -55,10 +55,12 @@ def check_threshold_values(t, bits, name="threshold feature"):
     bad = ~np.isfinite(t) | (t < 0) | (t >= high) | (t != np.floor(t))
     if bad.any():
         # The offending value, its row and their number are private: none is printed.
+        outcome = ("the data set is refused before anything is charged" if at_fit else
+                   "no row is predicted (increasing threshold_bits means refitting)")
         raise ValueError(
             f"The {name} must hold integers in [0, 2**threshold_bits) = [0, {int(high)}); "
             "some rows hold other values. Encode it as such integers or increase "
-            "threshold_bits; the data set is refused before anything is charged."
+            f"threshold_bits; {outcome}."
         )
     return t.astype(np.int64)
 
@@ -466,7 +468,8 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         check_is_fitted(self, "block_hypotheses_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xp, tf = split_columns(X, self.threshold_feature)
-        t = check_threshold_values(X[:, tf], self.threshold_bits)
+        t = check_threshold_values(X[:, tf], self.threshold_bits,
+                                   at_fit=False)
         if self.block_hypotheses_ is None:
             return np.zeros(X.shape[0], dtype=np.int64)
         blk = route(np.asarray(self.cdf_.cdf(t), dtype=float), self.block_edges_)

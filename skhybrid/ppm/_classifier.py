@@ -453,12 +453,16 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
 
     def _check_size(self, size):
         if size > self.max_candidates:
+            # Only the families smaller than the one asked for are worth suggesting.
+            smaller = {"union": "use candidates='hull' or 'net' (fewer candidates), ",
+                       "hull": "use candidates='net' (a fixed net of directions), ",
+                       "net": "lower n_directions, "}
+            other = smaller.get(self.candidates, "")
             raise ValueError(
                 f"candidates={self.candidates!r} gives {size} candidate hypotheses, more than "
                 f"max_candidates={self.max_candidates}. Raise max_candidates (scoring runs at "
-                "roughly 10^7 candidates/s), use candidates='hull' or 'net' (smaller than "
-                "'union'), or reduce the "
-                "number of public rows or features (e.g. a projection fit on public rows)."
+                f"roughly 10^7 candidates/s), {other}or reduce the number of public rows or "
+                "features (e.g. a projection fit on public rows)."
             )
 
     def _margin(self, X):

@@ -392,3 +392,17 @@ def test_cross_validate_and_grid_search_route_the_mask():
         gs.fit(X, y, public_mask=mask)
     _check_log(mask, 2 * 3 + 1)
     _LOG.clear()
+
+
+@pytest.mark.parametrize("candidates, advice, not_advised", [
+    ("union", "candidates='hull' or 'net'", "n_directions"),
+    ("hull", "candidates='net'", "'hull'"),
+    ("net", "lower n_directions", "candidates='"),
+])
+def test_too_many_candidates_advises_only_other_families(candidates, advice, not_advised):
+    X, y = _ball(40, 8)
+    with pytest.raises(ValueError, match="max_candidates") as info:
+        PPMHalfspaceClassifier(candidates=candidates, max_candidates=2, classes=[0, 1]).fit(
+            X, y, public_mask=y == 0)
+    message = str(info.value)
+    assert advice in message and not_advised not in message.split("Raise max_candidates")[1]
