@@ -91,7 +91,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Runs in parallel (joblib). The candidates charge nothing themselves, so any
         ledger works.
     random_state : int, RandomState, Generator or None, default=None
-        Seeds the split, K, the candidates and every run's noise. ``None`` for releases.
+        Seeds the split, K, the candidates and every run's noise. ``None`` for releases:
+        a seed (or a generator, which the search advances) is kept as this parameter and
+        replays every draw, noise included, for whoever holds the fitted search.
     verbose : int, default=0
         Prints the search's public parameters and the selected candidate. No per-run
         progress: the number of runs must stay hidden.
@@ -103,7 +105,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_score_ : float
         Its noisy validation score (greater is better).
     best_estimator_ : estimator
-        Its model (when ``refit=True``).
+        Its model (when ``refit=True``). Its ``random_state`` is the template's again
+        (as ``clone`` gives it), not the generator that drew the run's noise, which
+        would give that noise away.
     cv_results_ : dict of lists
         One row, the selected candidate: ``params``, ``param_<name>``,
         ``mean_test_score``, ``rank_test_score``. The other runs' candidates, scores and
@@ -334,11 +338,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # reproduces the search; each run gets its own stream.
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(candidates))
         X_val, y_val, val_private = _take(X, val), y[val], ~public[val]
+        # What each run's model gets back after its fit: the template's own values, so the
+        # released model holds no generator that drew the run's noise (see _run).
+        template = self.estimator.get_params(deep=True)
+        restore = {prefix + "random_state": template.get(prefix + "random_state")}
         start = time.perf_counter()
         runs = Parallel(n_jobs=self.n_jobs)(
             delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
                           fit_params, X_val, y_val, val_private, metric, bound,
-                          np.random.default_rng(seed))
+                          np.random.default_rng(seed), restore)
             for params, seed in zip(candidates, seeds))
         best = int(np.argmax([score for _, score in runs]))
         if runs[best][0] is None:
@@ -487,8 +495,15 @@ def _take(X, rows):
 
 
 def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_val, y_val,
-         val_private, metric, bound, rng):
-    """One base run: fit the candidate on the training rows, score it on the held-out rows."""
+         val_private, metric, bound, rng, restore):
+    """One base run: fit the candidate on the training rows, score it on the held-out rows.
+
+    ``rng`` draws the fit's noise and the score's; once both are drawn, the model's
+    parameters in ``restore`` (its ``random_state``) are set back to the template's values,
+    as ``clone`` gives them. A model that kept ``rng`` would publish the noise: PCG64 can be
+    stepped backwards, so its final state gives every draw, the score's Laplace noise
+    included.
+    """
     est = clone(estimator).set_params(**params, **settings,
                                       **{prefix + "accountant": None,
                                          prefix + "random_state": rng})
@@ -501,7 +516,12 @@ def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_va
     scores = row_scores(est, X_val, y_val, metric, bound)
     score = noisy_mean_score(scores, val_private, metric, bound, settings[prefix + "epsilon"],
                              rng)
-    return est, score
+    return _released(est, restore), score
+
+
+def _released(est, restore):
+    """``est`` with the parameters in ``restore`` set back (copied as ``clone`` copies)."""
+    return est.set_params(**{key: clone(value, safe=False) for key, value in restore.items()})
 
 
 def _results(candidates, scores):
