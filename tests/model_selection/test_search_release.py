@@ -1,6 +1,10 @@
 """What PrivateSearchCV releases beyond its documented attributes: no noise generator,
 no trace of the hidden number of runs, no plain transformer fitted on private rows."""
 
+import contextlib
+import io
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
@@ -9,8 +13,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 from skhybrid import DPLogisticRegression
+from skhybrid._validation import check_generator
+from skhybrid.exceptions import DegenerateModelWarning, PrivacyLeakWarning
+from skhybrid.learners import PrivateParityClassifier
 from skhybrid.model_selection import PrivateSearchCV
 from skhybrid.model_selection import _search as search_module
+from skhybrid.model_selection._selection import draw_number_of_runs
 
 _RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
            np.random.SeedSequence)
@@ -94,3 +102,119 @@ def test_mutation_twin_keeping_the_run_generator_is_found(data, monkeypatch):
     search = _fit(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1, 10]}, data, None)
     found = _find_random(search)
     assert found == ["search['best_estimator_'].get_params()['random_state']: Generator"]
+
+
+# ---------------------------------------------------------------- K stays hidden (F2)
+def _seeds_with_different_k(m, n_seeds=20):
+    """Two seeds whose searches draw the fewest and the most runs (K is the search's first
+    draw from its generator)."""
+    k = {seed: draw_number_of_runs(check_generator(seed), m) for seed in range(n_seeds)}
+    low, high = min(k, key=k.get), max(k, key=k.get)
+    assert k[low] < k[high]
+    return (low, k[low]), (high, k[high])
+
+
+def _observed(estimator, grid, X, y, seed):
+    """What a user sees of a search besides its attributes: stdout and every warning."""
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        search = PrivateSearchCV(estimator, grid, epsilon=1.0, random_state=seed).fit(X, y)
+    return search, out.getvalue(), [(w.category, str(w.message)) for w in caught]
+
+
+def _old_behaviour(monkeypatch):
+    """The mutation twin: runs keep the user's verbose and their warnings escape."""
+    @contextlib.contextmanager
+    def passthrough():
+        yield []
+
+    monkeypatch.setattr(search_module, "_quiet", lambda params: {})
+    monkeypatch.setattr(search_module, "_recording", passthrough)
+
+
+def _verbose_search_outputs(data):
+    # No classes=: every fit (and every probe) warns that the label set is read from
+    # private rows, identically, so the number of those warnings could count the runs.
+    (low, k_low), (high, k_high) = _seeds_with_different_k(6)
+    return [(k,) + _observed(DPLogisticRegression(verbose=1), {"C": [0.1, 1, 10]}, *data,
+                             seed) for seed, k in ((low, k_low), (high, k_high))]
+
+
+def test_output_and_warnings_do_not_depend_on_the_hidden_number_of_runs(data):
+    (_, a, out_a, warn_a), (_, b, out_b, warn_b) = _verbose_search_outputs(data)
+    assert out_a == out_b == ""
+    assert warn_a == warn_b
+    assert [c for c, _ in warn_a] == [PrivacyLeakWarning]  # the selected run's, once
+    # The released model has the template's verbose back.
+    assert a.best_estimator_.verbose == b.best_estimator_.verbose == 1
+
+
+def test_mutation_twin_printing_and_warning_per_run_shows_k(data, monkeypatch):
+    _old_behaviour(monkeypatch)
+    outputs = _verbose_search_outputs(data)
+    for k, _, out, caught in outputs:
+        assert out.count("[DPLogisticRegression]") == k
+        assert len(caught) > k
+    assert outputs[0][2] != outputs[1][2] and outputs[0][3] != outputs[1][3]
+
+
+def _bits(seed, parity):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (300, 12))
+    y = X[:, :3].sum(1) % 2 if parity else rng.integers(0, 2, 300)
+    return X, y
+
+
+def _degenerate_warnings(X, y, seed):
+    search, _, caught = _observed(PrivateParityClassifier(classes=[0, 1]),
+                                  {"n_chunks": [1, 2, 4]}, X, y, seed)
+    return search, [m for c, m in caught if issubclass(c, DegenerateModelWarning)]
+
+
+def test_a_non_selected_run_does_not_warn(data):
+    # Seed 0 draws 6 runs; some find no parity (and warn), the selected one finds it.
+    search, degenerate = _degenerate_warnings(*_bits(0, parity=True), seed=0)
+    assert search.best_estimator_.parity_ is not None
+    assert degenerate == []
+    # The selected run's warnings are shown, once, whatever K is: on labels that are no
+    # parity, exactly when the selected model found none.
+    shown = []
+    for seed in range(8):
+        search, degenerate = _degenerate_warnings(*_bits(0, parity=False), seed=seed)
+        assert len(degenerate) == (search.best_estimator_.parity_ is None)
+        shown.append(len(degenerate))
+    assert 0 < sum(shown) < 8
+
+
+def test_mutation_twin_letting_every_run_warn_is_caught(monkeypatch):
+    _old_behaviour(monkeypatch)
+    search, degenerate = _degenerate_warnings(*_bits(0, parity=True), seed=0)
+    assert search.best_estimator_.parity_ is not None
+    assert len(degenerate) == 3
+
+
+# ---------------------------------------------------------- no private value in messages
+def _with_a_private_cell(data):
+    X, y = data
+    X = X.astype(object)
+    X[30, 1] = "SSN 078-05-1120"
+    return X, y
+
+
+def test_a_refusal_repeats_no_private_cell(data):
+    X, y = _with_a_private_cell(data)
+    with pytest.raises(ValueError, match="could not convert") as refused:
+        PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1]}, epsilon=1.0,
+                        random_state=0).fit(X, y)
+    assert "078-05" not in str(refused.value)
+    # Nor in a chained exception (a traceback prints those too).
+    assert refused.value.__cause__ is None and refused.value.__suppress_context__
+
+
+def test_mutation_twin_copying_the_message_shows_the_cell(data, monkeypatch):
+    monkeypatch.setattr(search_module, "_unquoted", str)
+    X, y = _with_a_private_cell(data)
+    with pytest.raises(ValueError, match="078-05-1120"):
+        PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1]}, epsilon=1.0,
+                        random_state=0).fit(X, y)
