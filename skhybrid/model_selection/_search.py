@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..exceptions import SeedReuseWarning
-from ._probe import mask_fit_params, privacy_prefix, probe_events
+from ._probe import check_private_steps, mask_fit_params, privacy_prefix, probe_events
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 
@@ -55,7 +55,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         pure ε-DP at ``delta=0`` for the central population (or a Pipeline whose private
         step is one, e.g. after a :class:`~skhybrid.PublicFitTransformer`). Estimators
         whose fits need ``delta > 0`` or spend local agents' budgets are refused before
-        anything is charged, with the reason.
+        anything is charged, with the reason. So is a Pipeline with another step that
+        would learn from the private rows without noise (a plain ``StandardScaler``):
+        its other steps may only be ``PublicFitTransformer``, ``"passthrough"``/``None``
+        or stateless transformers (``FunctionTransformer``, ``Normalizer``: scikit-learn's
+        ``requires_fit`` tag is False), and the private step may sit in nested Pipelines
+        only.
     param_distributions : dict or list of dicts
         As in scikit-learn's ``GridSearchCV`` (lists of values: a grid, sampled uniformly)
         or ``RandomizedSearchCV`` (lists or scipy distributions with ``rvs``).
@@ -207,6 +212,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                                  "regressor set metric='neg_mean_absolute_error' and score_bound.")
             metric = "accuracy"
         bound = check_metric(metric, self.score_bound, self.estimator)
+        check_private_steps(self.estimator, privacy_prefix(self.estimator))
         return metric, bound
 
     def _candidate_space(self):

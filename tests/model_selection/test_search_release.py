@@ -1,24 +1,29 @@
 """What PrivateSearchCV releases beyond its documented attributes: no noise generator,
-no trace of the hidden number of runs, no plain transformer fitted on private rows."""
+no trace of the hidden number of runs, no private value in a message, no plain
+transformer fitted on private rows."""
 
 import contextlib
 import io
+import re
 import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 from sklearn.datasets import make_classification
+from sklearn.decomposition import PCA
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import Normalizer
+from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
 
-from skhybrid import DPLogisticRegression
+from skhybrid import DPLogisticRegression, PrivacyAccountant
 from skhybrid._validation import check_generator
 from skhybrid.exceptions import DegenerateModelWarning, PrivacyLeakWarning
 from skhybrid.learners import PrivateParityClassifier
-from skhybrid.model_selection import PrivateSearchCV
+from skhybrid.model_selection import PrivateSearchCV, search_cost
 from skhybrid.model_selection import _search as search_module
 from skhybrid.model_selection._selection import draw_number_of_runs
+from skhybrid.preprocessing import PublicFitTransformer
 
 _RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
            np.random.SeedSequence)
@@ -218,3 +223,70 @@ def test_mutation_twin_copying_the_message_shows_the_cell(data, monkeypatch):
     with pytest.raises(ValueError, match="078-05-1120"):
         PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1]}, epsilon=1.0,
                         random_state=0).fit(X, y)
+
+
+# ------------------------------------------ no plain transformer fitted on private rows (F4)
+def _pipeline_search(*steps, accountant=None):
+    pipe = make_pipeline(*steps, DPLogisticRegression(classes=[0, 1]))
+    return PrivateSearchCV(pipe, {"dplogisticregression__C": [0.1, 1]}, epsilon=1.0,
+                           accountant=accountant, random_state=0)
+
+
+@pytest.mark.parametrize("steps, name", [
+    ((StandardScaler(),), "'standardscaler' (StandardScaler)"),
+    ((Normalizer(), PCA(2)), "'pca' (PCA)"),
+    ((make_pipeline(FunctionTransformer(), StandardScaler()),), "'pipeline' (Pipeline)"),
+])
+def test_a_plain_transformer_on_private_rows_is_refused_before_any_charge(data, steps, name):
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = _pipeline_search(*steps, accountant=acc)
+    for attempt in (lambda: search.fit(*data), lambda: search_cost(search, *data)):
+        with pytest.raises(ValueError, match=re.escape(name)) as refused:
+            attempt()
+        assert "PublicFitTransformer" in str(refused.value)
+    assert acc.events == []
+
+
+def test_a_private_step_inside_another_meta_estimator_is_refused(data):
+    # A meta-estimator other than a Pipeline may fit anything on the rows it is given
+    # (a label encoder, a calibrator, a stacked model).
+    wrapped = OneVsRestClassifier(DPLogisticRegression(classes=[0, 1]))
+    acc = PrivacyAccountant(epsilon=2.0)
+    for estimator, grid, where in [
+            (wrapped, {"estimator__C": [0.1, 1]}, "inside OneVsRestClassifier,"),
+            (make_pipeline(Normalizer(), wrapped),
+             {"onevsrestclassifier__estimator__C": [0.1, 1]},
+             "inside OneVsRestClassifier (step 'onevsrestclassifier')")]:
+        with pytest.raises(ValueError, match=re.escape(where)):
+            PrivateSearchCV(estimator, grid, epsilon=1.0, accountant=acc).fit(*data)
+    assert acc.events == []
+
+
+@pytest.mark.parametrize("steps", [
+    (PublicFitTransformer(StandardScaler()),),
+    (FunctionTransformer(np.tanh), "passthrough", Normalizer()),
+    (make_pipeline(FunctionTransformer(), Normalizer()),),
+])
+def test_public_fit_and_stateless_steps_are_accepted(data, steps):
+    X, y = data
+    public = np.arange(len(y)) < 100
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = _pipeline_search(*steps, accountant=acc)
+    fit_params = {}
+    if isinstance(steps[0], PublicFitTransformer):
+        fit_params = {"public_mask": public}
+    search.fit(X, y, **fit_params)
+    assert acc.spent() == pytest.approx((1.0, 0.0))
+    assert search.best_estimator_.predict(X).shape == y.shape
+
+
+def test_mutation_twin_without_the_check_releases_the_private_mean(data, monkeypatch):
+    # The refused case, let through: the released scaler's mean_ moves with one private
+    # row while privacy_spent_ says epsilon=1 covers everything.
+    monkeypatch.setattr(search_module, "check_private_steps", lambda estimator, prefix: None)
+    X, y = data
+    X2 = X.copy()
+    X2[0] = [1000.0, 0.0, 0.0]
+    means = [_pipeline_search(StandardScaler()).fit(Z, y).best_estimator_[0].mean_
+             for Z in (X, X2)]
+    assert abs(means[1][0] - means[0][0]) > 1.0
