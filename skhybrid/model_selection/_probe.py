@@ -9,6 +9,7 @@ candidate (and refuse it) before it charges anything or trains anything.
 import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from ..accounting import PrivacyAccountant
 from ..preprocessing import PublicFitTransformer
@@ -69,6 +70,11 @@ def _fits_no_private_row(step):
         return True
     if isinstance(step, Pipeline):
         return all(_fits_no_private_row(inner) for _, inner in step.steps)
+    if isinstance(step, FunctionTransformer) and step.check_inverse and not (
+            step.func is None or step.inverse_func is None):
+        # Its fit tries inverse_func on a sample of the rows and warns when it fails: a
+        # bit about the private rows.
+        return False
     # Stateless transformers (FunctionTransformer, Normalizer, ...) say so in their tags.
     return get_tags(step).requires_fit is False
 
@@ -82,7 +88,8 @@ def check_private_steps(estimator, prefix):
     Allowed besides the private step (named by ``prefix``): a
     :class:`~skhybrid.preprocessing.PublicFitTransformer` (fit on public rows only),
     ``"passthrough"`` or ``None``, a stateless transformer (``get_tags(step).requires_fit``
-    is False: ``FunctionTransformer``, ``Normalizer``, ...) and Pipelines of these. The
+    is False: ``FunctionTransformer``, ``Normalizer``, ...; not a ``FunctionTransformer``
+    that checks its ``inverse_func`` on the rows) and Pipelines of these. The
     private step may sit in nested Pipelines only: another meta-estimator may fit
     anything on the rows it is given.
 
@@ -109,8 +116,8 @@ def check_private_steps(estimator, prefix):
                     "best_estimator_ would release what it learnt from them outside the "
                     f"search's epsilon. Wrap it as PublicFitTransformer({type(step).__name__}"
                     "(...)) (skhybrid.preprocessing: fitted on the public rows only) or use "
-                    "a stateless transformer (FunctionTransformer, Normalizer). Nothing was "
-                    "charged.")
+                    "a stateless transformer (FunctionTransformer with check_inverse=False, "
+                    "Normalizer). Nothing was charged.")
         container, where = container.get_params(deep=True)[name], where + name + "__"
 
 

@@ -236,6 +236,9 @@ def _pipeline_search(*steps, accountant=None):
     ((StandardScaler(),), "'standardscaler' (StandardScaler)"),
     ((Normalizer(), PCA(2)), "'pca' (PCA)"),
     ((make_pipeline(FunctionTransformer(), StandardScaler()),), "'pipeline' (Pipeline)"),
+    # Its fit checks inverse_func on the private rows and warns when that fails.
+    ((FunctionTransformer(np.expm1, inverse_func=np.log1p),),
+     "'functiontransformer' (FunctionTransformer)"),
 ])
 def test_a_plain_transformer_on_private_rows_is_refused_before_any_charge(data, steps, name):
     acc = PrivacyAccountant(epsilon=2.0)
@@ -265,6 +268,7 @@ def test_a_private_step_inside_another_meta_estimator_is_refused(data):
 @pytest.mark.parametrize("steps", [
     (PublicFitTransformer(StandardScaler()),),
     (FunctionTransformer(np.tanh), "passthrough", Normalizer()),
+    (FunctionTransformer(np.expm1, inverse_func=np.log1p, check_inverse=False),),
     (make_pipeline(FunctionTransformer(), Normalizer()),),
 ])
 def test_public_fit_and_stateless_steps_are_accepted(data, steps):
