@@ -23,6 +23,7 @@ from skhybrid.learners import PrivateParityClassifier
 from skhybrid.model_selection import PrivateSearchCV, search_cost
 from skhybrid.model_selection import _search as search_module
 from skhybrid.model_selection._selection import draw_number_of_runs
+from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
 
 _RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
@@ -69,6 +70,7 @@ def _fit(estimator, grid, data, random_state):
                            random_state=random_state).fit(*data)
 
 
+# None (fresh entropy) is what releases use; the property holds for every draw.
 @pytest.mark.parametrize("random_state", [None, 0, 1])
 @pytest.mark.parametrize("pipeline", [False, True])
 def test_nothing_released_holds_a_noise_generator(data, random_state, pipeline):
@@ -84,11 +86,28 @@ def test_nothing_released_holds_a_noise_generator(data, random_state, pipeline):
         k for k in search.best_estimator_.get_params() if k.endswith("random_state"))] == 7
 
 
+@pytest.mark.parametrize("name", ["PPMHalfspaceClassifier", "PrivateParityClassifier"])
+def test_no_tunable_estimator_releases_a_noise_generator(name):
+    rng = np.random.default_rng(0)
+    if name == "PPMHalfspaceClassifier":
+        X = rng.normal(size=(600, 2))
+        y, fit_params = (X[:, 0] > 0).astype(int), {"public_mask": np.arange(600) < 300}
+        estimator = PPMHalfspaceClassifier(candidates="hull", classes=[0, 1])
+        grid = {"n_directions": [4, 8]}
+    else:
+        X = rng.integers(0, 2, (600, 8))
+        y, fit_params = X[:, 0] ^ X[:, 3], {}
+        estimator, grid = PrivateParityClassifier(classes=[0, 1]), {"n_chunks": [1, 2]}
+    search = PrivateSearchCV(estimator, grid, epsilon=1.0,
+                             random_state=0).fit(X, y, **fit_params)
+    assert _find_random(search) == []
+
+
 def test_the_walk_finds_a_planted_generator(data):
     # The audit above is only as good as its walk: a generator anywhere it should look
     # (a parameter, a nested fitted attribute, a cv_results_ entry) is found.
     search = _fit(make_pipeline(Normalizer(), DPLogisticRegression(classes=[0, 1])),
-                  {"dplogisticregression__C": [0.1, 1]}, data, None)
+                  {"dplogisticregression__C": [0.1, 1]}, data, 0)
     search.best_estimator_[-1].set_params(random_state=np.random.default_rng())
     search.best_estimator_[0].planted_ = {"state": [np.random.PCG64()]}
     search.cv_results_["params"][0]["extra"] = np.random.RandomState(0)
@@ -104,7 +123,7 @@ def test_mutation_twin_keeping_the_run_generator_is_found(data, monkeypatch):
     # The old behaviour (the selected run's model keeps the generator that drew its noise)
     # must fail the audit.
     monkeypatch.setattr(search_module, "_released", lambda est, restore: est)
-    search = _fit(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1, 10]}, data, None)
+    search = _fit(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1, 10]}, data, 0)
     found = _find_random(search)
     assert found == ["search['best_estimator_'].get_params()['random_state']: Generator"]
 
