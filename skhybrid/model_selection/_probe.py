@@ -9,10 +9,13 @@ candidate (and refuse it) before it charges anything or trains anything.
 import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from ..accounting import PrivacyAccountant
+from ..preprocessing import PublicFitTransformer
+from ..utils._sklearn_compat import get_tags
 
-__all__ = ["privacy_prefix", "probe_events", "mask_fit_params"]
+__all__ = ["privacy_prefix", "check_private_steps", "probe_events", "mask_fit_params"]
 
 
 class _Charged(Exception):
@@ -57,6 +60,65 @@ def privacy_prefix(estimator):
             "estimator (alone or as the private step of a Pipeline)."
         )
     return prefixes[0]
+
+
+def _fits_no_private_row(step):
+    """A step whose fit learns nothing from the private rows it is given."""
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return True
+    if isinstance(step, PublicFitTransformer):  # fit on the public rows only
+        return True
+    if isinstance(step, Pipeline):
+        return all(_fits_no_private_row(inner) for _, inner in step.steps)
+    if isinstance(step, FunctionTransformer) and step.check_inverse and not (
+            step.func is None or step.inverse_func is None):
+        # Its fit tries inverse_func on a sample of the rows and warns when it fails: a
+        # bit about the private rows.
+        return False
+    # Stateless transformers (FunctionTransformer, Normalizer, ...) say so in their tags.
+    return get_tags(step).requires_fit is False
+
+
+def check_private_steps(estimator, prefix):
+    """Refuse an estimator in which anything besides the private step fits on private rows.
+
+    The search fits every run on the private training rows. In a Pipeline, each other step
+    is fitted on them too, with no noise, and ``best_estimator_`` releases what it learnt
+    (a ``StandardScaler``'s ``mean_`` moves with one private row) outside the search's ε.
+    Allowed besides the private step (named by ``prefix``): a
+    :class:`~skhybrid.preprocessing.PublicFitTransformer` (fit on public rows only),
+    ``"passthrough"`` or ``None``, a stateless transformer (``get_tags(step).requires_fit``
+    is False: ``FunctionTransformer``, ``Normalizer``, ...; not a ``FunctionTransformer``
+    that checks its ``inverse_func`` on the rows) and Pipelines of these. The
+    private step may sit in nested Pipelines only: another meta-estimator may fit
+    anything on the rows it is given.
+
+    Raises
+    ------
+    ValueError
+        Naming the step and the fix.
+    """
+    path = prefix[: -len("__")].split("__") if prefix else []
+    container, where = estimator, ""
+    for name in path:
+        if not isinstance(container, Pipeline):
+            raise ValueError(
+                f"PrivateSearchCV cannot tune {type(estimator).__name__}: its private step "
+                f"sits inside {type(container).__name__}"
+                f"{f' (step {where[:-2]!r})' if where else ''}, which may fit more than the "
+                "private step on the private rows, with no noise. Tune the skhybrid "
+                "estimator alone or as a step of a Pipeline.")
+        for other, step in container.steps:
+            if other != name and not _fits_no_private_row(step):
+                raise ValueError(
+                    f"The Pipeline step {where + other!r} ({type(step).__name__}) would be "
+                    "fitted on the private training rows of every run, with no noise, and "
+                    "best_estimator_ would release what it learnt from them outside the "
+                    f"search's epsilon. Wrap it as PublicFitTransformer({type(step).__name__}"
+                    "(...)) (skhybrid.preprocessing: fitted on the public rows only) or use "
+                    "a stateless transformer (FunctionTransformer with check_inverse=False, "
+                    "Normalizer). Nothing was charged.")
+        container, where = container.get_params(deep=True)[name], where + name + "__"
 
 
 def _steps_requesting(estimator, mask_name):

@@ -1,8 +1,9 @@
 """PrivateSearchCV: a hyperparameter search whose whole release is covered by one charge."""
 
+import contextlib
 import copy
 import math
-import time
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
@@ -19,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..exceptions import SeedReuseWarning
-from ._probe import mask_fit_params, privacy_prefix, probe_events
+from ._probe import check_private_steps, mask_fit_params, privacy_prefix, probe_events
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 
@@ -54,7 +55,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         pure ε-DP at ``delta=0`` for the central population (or a Pipeline whose private
         step is one, e.g. after a :class:`~skhybrid.PublicFitTransformer`). Estimators
         whose fits need ``delta > 0`` or spend local agents' budgets are refused before
-        anything is charged, with the reason.
+        anything is charged, with the reason. So is a Pipeline with another step that
+        would learn from the private rows without noise (a plain ``StandardScaler``):
+        its other steps may only be ``PublicFitTransformer``, ``"passthrough"``/``None``
+        or stateless transformers (``FunctionTransformer``, ``Normalizer``: scikit-learn's
+        ``requires_fit`` tag is False), and the private step may sit in nested Pipelines
+        only.
     param_distributions : dict or list of dicts
         As in scikit-learn's ``GridSearchCV`` (lists of values: a grid, sampled uniformly)
         or ``RandomizedSearchCV`` (lists or scipy distributions with ``rvs``).
@@ -91,10 +97,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         Runs in parallel (joblib). The candidates charge nothing themselves, so any
         ledger works.
     random_state : int, RandomState, Generator or None, default=None
-        Seeds the split, K, the candidates and every run's noise. ``None`` for releases.
+        Seeds the split, K, the candidates and every run's noise. ``None`` for releases:
+        a seed (or a generator, which the search advances) is kept as this parameter and
+        replays every draw, noise included, for whoever holds the fitted search.
     verbose : int, default=0
         Prints the search's public parameters and the selected candidate. No per-run
-        progress: the number of runs must stay hidden.
+        progress: the number of runs must stay hidden. For the same reason every
+        ``verbose`` parameter of ``estimator`` (and of its steps) is 0 while the runs fit;
+        ``best_estimator_`` gets the template's values back.
 
     Attributes
     ----------
@@ -103,7 +113,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_score_ : float
         Its noisy validation score (greater is better).
     best_estimator_ : estimator
-        Its model (when ``refit=True``).
+        Its model (when ``refit=True``). Its ``random_state`` is the template's again
+        (as ``clone`` gives it), not the generator that drew the run's noise, which
+        would give that noise away.
     cv_results_ : dict of lists
         One row, the selected candidate: ``params``, ``param_<name>``,
         ``mean_test_score``, ``rank_test_score``. The other runs' candidates, scores and
@@ -129,6 +141,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     A run whose fit fails closed with ``RuntimeError`` (an estimator that cannot certify
     its output, e.g. :class:`~skhybrid.DPLogisticRegression` at an extreme ``C``) scores
     ``-inf`` and is never selected; the search fails only if every run does.
+
+    Warnings raised while a run fits and scores are held back; after the selection,
+    only the selected run's are shown (another run's would tell of a run, and of K, that
+    the guarantee hides). The probes that price the candidates before the charge show
+    their warnings only when they refuse a candidate. A refusal repeats the estimator's
+    reason with every quoted literal blanked: numpy's conversion errors quote the
+    offending cell, which may be private.
 
     The time a search takes grows with K, which the guarantee hides: an observer who
     times the search learns about K (not about the data). The split, K and the
@@ -193,6 +212,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                                  "regressor set metric='neg_mean_absolute_error' and score_bound.")
             metric = "accuracy"
         bound = check_metric(metric, self.score_bound, self.estimator)
+        check_private_steps(self.estimator, privacy_prefix(self.estimator))
         return metric, bound
 
     def _candidate_space(self):
@@ -293,20 +313,40 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             fit_params.update(mask_fit_params(self.estimator, name, mask[train],
                                               sklearn.get_config()["enable_metadata_routing"]))
         X_train, y_train = _take(X, train), y[train]
+        template = self.estimator.get_params(deep=True)
         settings = {prefix + "epsilon": run_epsilon}
-        if prefix + "delta" in self.estimator.get_params():
+        if prefix + "delta" in template:
             settings[prefix + "delta"] = 0.0
-        # Price every run before charging: a refusal costs nothing.
+        # Every step runs silent: a line printed per run (or per probe) would count the
+        # runs, and K must stay hidden. The released model gets the template's values back.
+        quiet = _quiet(template)
+        settings.update(quiet)
+        restore = {key: template[key] for key in quiet}
+        restore[prefix + "random_state"] = template.get(prefix + "random_state")
+        # Price every run before charging: a refusal costs nothing. The probes' warnings are
+        # dropped (how many there are would count the distinct candidates drawn); the
+        # selected run's fit raises its own again, and those are shown.
         for params in _unique(candidates):
-            est = clone(self.estimator).set_params(**params, **settings)
-            try:
-                events = probe_events(est, prefix, X_train, y_train, fit_params)
-            except ValueError as exc:
+            est = clone(self.estimator).set_params(**{**params, **settings})
+            with _recording() as caught:
+                try:
+                    events = probe_events(est, prefix, X_train, y_train, fit_params)
+                    failure = None
+                except ValueError as exc:
+                    failure = exc
+            if failure is not None:
+                _warn_again(caught)
+                # Neither chained nor copied as is: numpy's and Python's conversion errors
+                # quote the offending cell, which may be a private one.
                 raise ValueError(
                     f"{type(self.estimator).__name__} with {params} cannot run as one step of "
-                    f"the search (epsilon={settings[prefix + 'epsilon']:.4g}, delta=0): {exc} "
-                    "Nothing was charged.") from exc
-            self._check_run_events(events, settings[prefix + "epsilon"], params)
+                    f"the search (epsilon={settings[prefix + 'epsilon']:.4g}, delta=0): "
+                    f"{_unquoted(failure)} Nothing was charged.") from None
+            try:
+                self._check_run_events(events, settings[prefix + "epsilon"], params)
+            except ValueError:
+                _warn_again(caught)
+                raise
 
         accountant = self.accountant
         if accountant is None:
@@ -334,13 +374,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # reproduces the search; each run gets its own stream.
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(candidates))
         X_val, y_val, val_private = _take(X, val), y[val], ~public[val]
-        start = time.perf_counter()
         runs = Parallel(n_jobs=self.n_jobs)(
             delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
                           fit_params, X_val, y_val, val_private, metric, bound,
-                          np.random.default_rng(seed))
+                          np.random.default_rng(seed), restore)
             for params, seed in zip(candidates, seeds))
-        best = int(np.argmax([score for _, score in runs]))
+        best = int(np.argmax([score for _, score, _ in runs]))
         if runs[best][0] is None:
             raise RuntimeError(
                 "Every run of the search failed closed (its estimator refused to release a "
@@ -350,14 +389,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.refit:
             self.best_estimator_ = runs[best][0]
         shown = range(len(runs)) if nonprivate else [best]
+        # Only released runs speak: a warning from another run would tell of a run (and of
+        # K) the guarantee hides.
+        for i in shown:
+            _warn_again(runs[i][2])
         self.cv_results_ = _results([candidates[i] for i in shown],
                                     [runs[i][1] for i in shown])
         self.n_features_in_ = X_checked.shape[1]
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         if self.verbose:
+            # No elapsed time: it grows with K.
             print(f"[PrivateSearchCV] selected {self.best_params_} (score "
-                  f"{self.best_score_:.4g}) in {time.perf_counter() - start:.1f} s")
+                  f"{self.best_score_:.4g})")
         return self
 
     def _expected_runs(self, grid):
@@ -487,21 +531,68 @@ def _take(X, rows):
 
 
 def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_val, y_val,
-         val_private, metric, bound, rng):
-    """One base run: fit the candidate on the training rows, score it on the held-out rows."""
-    est = clone(estimator).set_params(**params, **settings,
-                                      **{prefix + "accountant": None,
+         val_private, metric, bound, rng, restore):
+    """One base run: fit the candidate on the training rows, score it on the held-out rows.
+
+    ``rng`` draws the fit's noise and the score's; once both are drawn, the model's
+    parameters in ``restore`` (its ``random_state``) are set back to the template's values,
+    as ``clone`` gives them. A model that kept ``rng`` would publish the noise: PCG64 can be
+    stepped backwards, so its final state gives every draw, the score's Laplace noise
+    included.
+    """
+    est = clone(estimator).set_params(**{**params, **settings, prefix + "accountant": None,
                                          prefix + "random_state": rng})
-    try:
-        est.fit(X_train, y_train, **fit_params)
-    except RuntimeError:
-        # A fit that fails closed (e.g. an optimiser that cannot certify its minimiser)
-        # releases nothing; the run loses the selection instead of ending the search.
-        return None, -np.inf
-    scores = row_scores(est, X_val, y_val, metric, bound)
-    score = noisy_mean_score(scores, val_private, metric, bound, settings[prefix + "epsilon"],
-                             rng)
-    return est, score
+    with _recording() as caught:
+        try:
+            est.fit(X_train, y_train, **fit_params)
+        except RuntimeError:
+            # A fit that fails closed (e.g. an optimiser that cannot certify its minimiser)
+            # releases nothing; the run loses the selection instead of ending the search.
+            return None, -np.inf, []
+        scores = row_scores(est, X_val, y_val, metric, bound)
+        score = noisy_mean_score(scores, val_private, metric, bound,
+                                 settings[prefix + "epsilon"], rng)
+    return _released(est, restore), score, caught
+
+
+def _unquoted(exc):
+    """``exc``'s message with every quoted literal blanked: the search repeats an
+    estimator's reason without the value a conversion error quotes (``could not convert
+    string to float: '...'``)."""
+    return _QUOTED.sub(r"\1\2...\2", str(exc))
+
+
+_QUOTED = re.compile(r"""(b?)(['"])(?:(?!\2).)*\2""")
+
+
+def _quiet(params):
+    """The silent value of every ``verbose`` parameter in ``params`` (a deep get_params)."""
+    return {key: False if isinstance(value, (bool, np.bool_)) else 0
+            for key, value in params.items() if key == "verbose" or key.endswith("__verbose")}
+
+
+@contextlib.contextmanager
+def _recording():
+    """Catch every warning raised inside (none escapes); yields a list that holds them,
+    as (category, message) pairs that pickle across joblib's workers, on exit."""
+    recorded = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield recorded
+        finally:
+            recorded.extend((w.category, str(w.message)) for w in caught)
+
+
+def _warn_again(recorded):
+    """Re-emit recorded warnings; the user's filters apply as usual."""
+    for category, message in recorded:
+        warnings.warn(message, category, stacklevel=3)
+
+
+def _released(est, restore):
+    """``est`` with the parameters in ``restore`` set back (copied as ``clone`` copies)."""
+    return est.set_params(**{key: clone(value, safe=False) for key, value in restore.items()})
 
 
 def _results(candidates, scores):
