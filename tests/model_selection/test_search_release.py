@@ -228,7 +228,7 @@ def _with_a_private_cell(data):
 
 def test_a_refusal_repeats_no_private_cell(data):
     X, y = _with_a_private_cell(data)
-    with pytest.raises(ValueError, match="could not convert") as refused:
+    with pytest.raises(ValueError, match="not a real number") as refused:
         PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1]}, epsilon=1.0,
                         random_state=0).fit(X, y)
     assert "078-05" not in str(refused.value)
@@ -236,12 +236,26 @@ def test_a_refusal_repeats_no_private_cell(data):
     assert refused.value.__cause__ is None and refused.value.__suppress_context__
 
 
-def test_mutation_twin_copying_the_message_shows_the_cell(data, monkeypatch):
-    monkeypatch.setattr(search_module, "_unquoted", str)
+def _no_hiding(name="X"):
+    return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("layers_off", [("estimator",), ("search",), ("estimator", "search")])
+def test_mutation_twins_either_layer_hides_the_cell(data, monkeypatch, layers_off):
+    # Two layers keep the cell out: the estimators' validation (skhybrid's validate_data)
+    # and the search's blanking of quoted literals. Either alone suffices; with both off
+    # the cell shows.
+    from skhybrid.utils import _sklearn_compat
+
+    if "estimator" in layers_off:
+        monkeypatch.setattr(_sklearn_compat, "values_hidden", _no_hiding)
+    if "search" in layers_off:
+        monkeypatch.setattr(search_module, "_unquoted", str)
     X, y = _with_a_private_cell(data)
-    with pytest.raises(ValueError, match="078-05-1120"):
+    with pytest.raises(ValueError) as refused:
         PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1]}, epsilon=1.0,
                         random_state=0).fit(X, y)
+    assert ("078-05-1120" in str(refused.value)) == (len(layers_off) == 2)
 
 
 # ------------------------------------------ no plain transformer fitted on private rows (F4)
