@@ -138,6 +138,7 @@ class LaplaceMechanism(Mechanism):
         Returns
         -------
         bound : float
+            The largest ``|value|`` released without clamping.
         """
         g = laplace_lattice(self.sensitivity, self.epsilon, max(1, int(n_values)), integer,
                             self.min_step)[0]

@@ -10,9 +10,11 @@ dividing by the public number of rows is post-processing.
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
+import sklearn
 from sklearn.base import is_classifier
 from sklearn.utils.metadata_routing import MetadataRequest
 
@@ -57,7 +59,11 @@ def row_scores(estimator, X, y, metric, bound):
 
 def noisy_mean_score(scores, private, metric, bound, epsilon, rng):
     """The score over all rows, with the private rows' sum released by the Laplace
-    mechanism at ``epsilon`` (``epsilon=np.inf``: exact)."""
+    mechanism at ``epsilon`` (``epsilon=np.inf``: exact).
+
+    The noisy sum is clipped to its range ``[0, bound · n_private]`` (public bounds:
+    post-processing), so the score stays a possible score (an accuracy in [0, 1]).
+    """
     private = np.asarray(private, dtype=bool)
     total = scores[~private].sum()
     if private.any():
@@ -65,7 +71,8 @@ def noisy_mean_score(scores, private, metric, bound, epsilon, rng):
         if math.isinf(epsilon):
             total = total + private_sum
         else:
-            total = total + float(LaplaceMechanism(epsilon, bound)(private_sum, rng))
+            noisy = float(LaplaceMechanism(epsilon, bound)(private_sum, rng))
+            total = total + min(max(noisy, 0.0), bound * int(private.sum()))
     return METRICS[metric] * float(total) / scores.size
 
 
@@ -171,11 +178,21 @@ def public_scorer(metric="accuracy", *, score_bound=None):
     >>> from sklearn.model_selection import GridSearchCV, KFold
     >>> from skhybrid import DPLogisticRegression
     >>> from skhybrid.model_selection import public_scorer
-    >>> search = GridSearchCV(DPLogisticRegression(epsilon=1.0, classes=[0, 1]),
-    ...                       {"C": [0.1, 1.0]}, scoring=public_scorer(),
-    ...                       cv=KFold(3, shuffle=True, random_state=0))
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(DPLogisticRegression(epsilon=1.0, classes=[0, 1]),
+    ...                           {"C": [0.1, 1.0]}, scoring=public_scorer(),
+    ...                           cv=KFold(3, shuffle=True, random_state=0))
     """
     check_metric(metric, score_bound)
+    if not sklearn.get_config()["enable_metadata_routing"]:
+        # Without routing no fold's public_mask reaches the scorer: every score fails,
+        # and a search's error_score=np.nan turns that into NaN scores, not an error,
+        # after every fit has been charged.
+        warnings.warn(
+            "public_scorer needs scikit-learn's metadata routing, which is off: turn it on "
+            "(sklearn.set_config(enable_metadata_routing=True)) before the search runs, or "
+            "every score fails (NaN under error_score=np.nan) after every fit is charged.",
+            UserWarning, stacklevel=2)
     return _PublicScorer(metric, score_bound)
 
 

@@ -15,6 +15,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
@@ -27,6 +28,17 @@ from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilo
 __all__ = ["PrivateSearchCV"]
 
 _MASKS = ("public_mask", "curator_mask")
+
+
+def _best_estimator_has(attr):
+    """``available_if`` check: the selected model (or, before fit, the template) has ``attr``."""
+
+    def check(self):
+        getattr(self.best_estimator_ if hasattr(self, "best_estimator_") else self.estimator,
+                attr)
+        return True
+
+    return check
 
 
 class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -475,7 +487,58 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_refit("predict")
         return self.best_estimator_.predict(X)
 
-    def score(self, X, y):
+    @available_if(_best_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_proba(X)``.
+        """
+        self._check_refit("predict_proba")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_log_proba(X)``.
+        """
+        self._check_refit("predict_log_proba")
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_best_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision values of the selected model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``best_estimator_.decision_function(X)``.
+        """
+        self._check_refit("decision_function")
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
         """Score of the selected model on ``(X, y)`` (a release if those rows are private).
 
         Parameters
@@ -484,6 +547,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             Rows to score.
         y : array-like of shape (n_samples,)
             Their labels or targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed on to ``best_estimator_.score`` when given.
 
         Returns
         -------
@@ -491,7 +556,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             ``best_estimator_.score(X, y)``.
         """
         self._check_refit("score")
-        return self.best_estimator_.score(X, y)
+        if sample_weight is None:
+            return self.best_estimator_.score(X, y)
+        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
 
     @property
     def classes_(self):

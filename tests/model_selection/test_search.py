@@ -265,3 +265,54 @@ def test_a_fixed_seed_with_a_finite_budget_warns(data):
     X, y = data
     with pytest.warns(SeedReuseWarning, match="random_state=0"):
         _search(accountant=PrivacyAccountant(epsilon=2.0)).fit(X, y)
+
+
+def test_delegates_like_scikit_learns_searches(data):
+    # predict_proba / predict_log_proba / decision_function of the selected model, and
+    # score(sample_weight): what roc_auc, log_loss and calibration need.
+    from sklearn.metrics import get_scorer
+
+    X, y = data[:2]
+    search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                             epsilon=1.0, random_state=0).fit(X, y)
+    best = search.best_estimator_
+    np.testing.assert_array_equal(search.predict_proba(X), best.predict_proba(X))
+    np.testing.assert_array_equal(search.predict_log_proba(X), best.predict_log_proba(X))
+    np.testing.assert_array_equal(search.decision_function(X), best.decision_function(X))
+    assert get_scorer("roc_auc")(search, X, y) == get_scorer("roc_auc")(best, X, y)
+    w = np.r_[np.ones(len(y) // 2), np.zeros(len(y) - len(y) // 2)]
+    assert search.score(X, y, sample_weight=w) == best.score(X, y, sample_weight=w)
+    # A model without predict_proba: the search has none either.
+    parity = PrivateSearchCV(ParityThresholdClassifier(threshold_bits=3, classes=[0, 1]),
+                             {"alpha": [0.1]}, epsilon=1.0)
+    assert hasattr(parity, "predict_proba") == hasattr(parity.estimator, "predict_proba")
+
+
+def test_best_score_is_a_possible_score(monkeypatch):
+    # The noisy private sum is clipped to its range (post-processing): an accuracy stays in
+    # [0, 1]. On easy data with few validation rows it left [0, 1] in most seeds.
+    import math
+
+    from skhybrid.mechanisms import LaplaceMechanism
+    from skhybrid.model_selection import _scorers
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+
+    def best_scores():
+        return [PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                                epsilon=0.3, random_state=seed).fit(X, y).best_score_
+                for seed in range(8)]
+
+    assert all(0.0 <= s <= 1.0 for s in best_scores())
+
+    def unclipped(scores, private, metric, bound, epsilon, rng):  # the mutation twin
+        total = scores[~private].sum() + float(
+            LaplaceMechanism(epsilon, bound)(scores[private].sum(), rng))
+        return _scorers.METRICS[metric] * total / scores.size
+
+    monkeypatch.setattr(_scorers, "noisy_mean_score", unclipped)
+    from skhybrid.model_selection import _search
+    monkeypatch.setattr(_search, "noisy_mean_score", unclipped)
+    assert max(best_scores()) > 1.0 and math.isfinite(max(best_scores()))
