@@ -25,7 +25,8 @@ __all__ = [
 
 # Messages of numpy's and scikit-learn's input checks that quote the data: the offending
 # cell ("could not convert string to float: '...'"), the whole array (complex input, a 1-D
-# X) or the label values. Each is replaced by a message that says the same without them.
+# X) or the label values. Each is replaced by a message that says the same without them
+# (keeping scikit-learn's opening words, which its estimator checks look for).
 _QUOTING_ERRORS = (
     (("Complex data not supported",),
      "Complex data not supported: {name} holds complex numbers; split them into real "
@@ -41,11 +42,14 @@ _QUOTING_ERRORS = (
      "OrdinalEncoder(handle_unknown='use_encoded_value', unknown_value=-1) or "
      "OneHotEncoder(handle_unknown='ignore')."),
     (("Expected 2D array, got",),
-     "X must be a 2-D array; reshape it with X.reshape(-1, 1) if it holds one feature, or "
-     "X.reshape(1, -1) if it holds one sample."),
-    (("Unknown label type", "Mix of label input types"),
-     "y must hold discrete class labels of one type (all strings or all numbers; not "
-     "continuous values)."),
+     "Expected 2D array X, got a 1-D array or a scalar. Reshape your data with "
+     "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it holds a single "
+     "sample."),
+    (("Unknown label type",),
+     "Unknown label type: y must hold discrete class labels (not continuous values or "
+     "objects)."),
+    (("Mix of label input types",),
+     "Mix of label input types (string and number): y must hold labels of one type."),
 )
 
 

@@ -172,6 +172,14 @@ class PrivacyAccountant:
             np.inf if epsilon is None else epsilon, "epsilon", lo=0, hi=math.inf)
         self.budget_delta = self._check_budget(1.0 if delta is None else delta, "delta",
                                                lo=0, hi=1)
+        # A population that either dict leaves out cannot be spent at all, (0, 0): with
+        # only ε zeroed, the scalar δ (default 1) would still admit (0, δ) events on it.
+        named = [set(b) for b in (epsilon, delta) if isinstance(b, dict)]
+        if named:
+            closed = set(POPULATIONS) - set.intersection(*named)
+            self.budget_epsilon, self.budget_delta = (
+                {p: 0.0 if p in closed else _budget_pair(b, b, p)[0] for p in POPULATIONS}
+                for b in (self.budget_epsilon, self.budget_delta))
         self._ledger.bind(self._packed_budget())
         self._reset_cache()
 

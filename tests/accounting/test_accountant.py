@@ -400,3 +400,21 @@ def test_unpickled_memory_ledger_refuses_and_says_it_is_a_copy():
         assert "fork" not in str(info.value)  # same process: no fork was involved
     acc.spend([PrivacyEvent("x", "pure", 1.0, 0.0)])  # the original still charges
     assert acc.spent() == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("budget", [dict(epsilon={"central": 5.0}),
+                                    dict(epsilon={"central": 5.0}, delta=0.5),
+                                    dict(epsilon=5.0, delta={"central": 0.5})])
+def test_a_population_left_out_of_a_budget_dict_cannot_be_spent(budget):
+    # Zeroing only its ε left the scalar δ (default 1) open to (0, δ) events on it.
+    from skhybrid.accounting import BudgetExceededError
+
+    acc = PrivacyAccountant(**budget)
+    assert acc.budget("local") == (0.0, 0.0)
+    for event in (PrivacyEvent("x", "approx", 0.0, 0.1, population="local"),
+                  PrivacyEvent("x", "pure", 0.1, 0.0, population="local")):
+        with pytest.raises(BudgetExceededError):
+            acc.spend([event])
+    acc.spend([PrivacyEvent("x", "pure", 1.0, 0.0)])  # the named population still spends
+    assert acc.spent("local") == (0.0, 0.0)
+    assert [e.population for e in acc.events] == ["central"]
