@@ -220,10 +220,11 @@ Reading the table
     rows whether the DP model beats a model fitted on the public rows alone, and with
     10% public rows it does not, so the public model is released. The charge is the same
     either way (the check only reads public rows and the DP output).
-  * The accountant's total is not the sum of the "spent" column. Agents are a separate
-    population with their own budget, and within a population the accountant reports the
-    tightest valid composition of all the events, below adding the epsilons up: central
-    rows {total:.4g} added up, {spent:.4g} by {view} composition.
+  * The accountant's totals are per population, not the sum of the "spent" column:
+    agents are a separate population with their own budget, and within a population the
+    accountant reports the tightest valid composition of all the events, never above
+    adding the epsilons up (equal when basic composition is the tightest): central rows
+    {total:.4g} added up, {spent:.4g} by {view} composition.
 """
 
 

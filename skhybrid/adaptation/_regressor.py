@@ -152,9 +152,10 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
     noise_shrinkage : float, default=1.0
         The multiplier κ >= 0 (``"noisy-moments"`` only): stage 1 runs with ``λ + κ m ρ``,
         where ρ = ``2 σ sqrt(d)`` is the typical spectral norm of the release's noise (σ
-        per entry) and m the number of public rows. The noise then moves the weights q by
-        at most ``2 sqrt(2/κ)`` times the norm of the uniform weights (when the noise's
-        spectral norm is at most ρ; proof in
+        per entry: the continuous reference ``solver_info_["sigma"]``, slightly below the
+        discrete noise added) and m the number of public rows. The noise then moves the
+        weights q by at most ``2 sqrt(2/κ)`` times the norm of the uniform weights (when the
+        noise's spectral norm is at most ρ; proof in
         :func:`~skhybrid.adaptation._solvers.noise_calibrated_lam`). When the noise is
         large against the shift, the weights are pulled towards uniform, i.e. the fit
         towards ridge on the source alone; as ε grows the extra term vanishes (ε = ∞
@@ -207,6 +208,9 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         K for the iterative solvers, 1 for the one-shot ones.
     solver_info_ : dict
         Public calibration details (sensitivity, noise scale, per-step ε0, r_hat, ...).
+        For ``"noisy-moments"``, ``"sigma"`` is the continuous analytic-Gaussian reference;
+        the exact discrete Gaussian noise added is somewhat larger (about 11 % at ε = 1;
+        see the user guide's adaptation page).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has feature names.

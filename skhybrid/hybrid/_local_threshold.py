@@ -329,7 +329,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         ``"app-a"`` only: the sorted quantile boundaries ``0 = q_0 ≤ … ≤ q_K = 2^b``.
     bin_counts_ : ndarray of shape (2, K)
         ``"app-a"`` only: estimated 0- and 1-label counts per bin.
-    classes_, privacy_spent_, n_features_in_
+    classes_, privacy_spent_, privacy_events_, n_features_in_
 
     Notes
     -----
@@ -345,7 +345,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     >>> rng = np.random.default_rng(42)   # data and mechanism seeds must differ
     >>> t = rng.integers(0, 256, size=100000)
     >>> X, y = t[:, None], (t >= 77).astype(int)
-    >>> clf = LocalThresholdClassifier(threshold_bits=8, random_state=0).fit(X, y)
+    >>> clf = LocalThresholdClassifier(threshold_bits=8, classes=[0, 1], random_state=0)
+    >>> clf = clf.fit(X, y)
     >>> abs(clf.threshold_ - 77) < 26
     True
     """
@@ -572,7 +573,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
     parity_ : ndarray of shape (c,) or None
     threshold_ : int
     classes_ : list of two ndarrays of shape (2,)
-    privacy_spent_, n_features_in_
+    privacy_spent_, privacy_events_, n_features_in_
 
     Notes
     -----
@@ -589,7 +590,8 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
     >>> n = 60000
     >>> X = np.column_stack([rng.integers(0, 2, (n, 5)), rng.integers(0, 256, n)])
     >>> Y = np.column_stack([X[:, :5] @ [1, 1, 0, 0, 1] % 2, X[:, -1] >= 99])
-    >>> clf = ParityAndThresholdClassifier(threshold_bits=8, random_state=1)
+    >>> clf = ParityAndThresholdClassifier(threshold_bits=8, classes=([0, 1], [0, 1]),
+    ...                                    random_state=1)
     >>> clf = clf.fit(X, Y, curator_mask=np.arange(n) < 5000)
     >>> clf.parity_.tolist()
     [1, 1, 0, 0, 1]

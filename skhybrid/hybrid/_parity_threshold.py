@@ -305,6 +305,9 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     curator_only_ : bool
         True when ``curator_mask`` was None (see Notes).
     privacy_spent_ : dict
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
 
     Notes
@@ -336,7 +339,8 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     >>> k = np.array([1, 0, 1, 1, 0, 1])
     >>> y = (X[:, :c] @ k + (X[:, -1] >= 100)) % 2
     >>> curator = np.arange(n) < 10000
-    >>> clf = ParityThresholdClassifier(threshold_bits=b, alpha=0.1, random_state=0)
+    >>> clf = ParityThresholdClassifier(threshold_bits=b, alpha=0.1, classes=[0, 1],
+    ...                                 random_state=0)
     >>> clf = clf.fit(X, y, curator_mask=curator)
     >>> bool(clf.score(X, y) > 0.8)
     True

@@ -52,6 +52,9 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         The estimate of ``μ_{selected_index_}``.
     curator_only_ : bool
     privacy_spent_ : dict
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
 
     Notes

@@ -197,6 +197,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         not released.
     privacy_spent_ : dict
         ``{"central": (ε, δ), "local": (0, 0)}`` spent by this fit.
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has feature names.
@@ -225,8 +228,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     >>> X, y = make_classification(n_samples=2000, n_features=5, random_state=0)
     >>> public = np.arange(2000) < 200          # the first 200 rows are public
     >>> acc = PrivacyAccountant(epsilon=2.0)
-    >>> clf = DPLogisticRegression(epsilon=1.0, data_norm=5.0, accountant=acc,
-    ...                            random_state=0)
+    >>> clf = DPLogisticRegression(epsilon=1.0, data_norm=5.0, classes=[0, 1],
+    ...                            accountant=acc)   # random_state=None: fresh noise
     >>> clf = clf.fit(X, y, public_mask=public)
     >>> acc.spent("central")
     (1.0, 0.0)

@@ -143,6 +143,9 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
         ``classes_[b]`` is predicted for parity bit ``b``.
     privacy_spent_ : dict
         ``{"central": (ε, 0), "local": (0, 0)}``.
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
 
     Notes
@@ -166,7 +169,8 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
     >>> X = rng.integers(0, 2, size=(4000, 10))
     >>> r = np.array([1, 0, 1, 1, 0, 0, 0, 1, 0, 0])
     >>> y = X @ r % 2
-    >>> clf = PrivateParityClassifier(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf = PrivateParityClassifier(epsilon=1.0, classes=[0, 1], random_state=0)
+    >>> clf = clf.fit(X, y)
     >>> clf.parity_.tolist() == r.tolist()
     True
     """

@@ -231,7 +231,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     >>> X = rng.uniform(-1, 1, size=(400, 2))
     >>> y = (np.linalg.norm(X, axis=1) > 0.6).astype(int)   # 1 = private, outside a disc
     >>> public = y == 0                                      # label-determined model
-    >>> clf = PPMHalfspaceClassifier(epsilon=1.0, random_state=0)
+    >>> clf = PPMHalfspaceClassifier(epsilon=1.0, private_class=1, random_state=0)
     >>> clf = clf.fit(X, y, public_mask=public)
     >>> clf.privacy_spent_["central"]
     (1.0, 0.0)

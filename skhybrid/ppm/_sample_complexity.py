@@ -44,6 +44,7 @@ def ppm_sample_complexity(d, alpha, beta, epsilon, *, setting="agnostic", consta
 
     Examples
     --------
+    >>> from skhybrid.ppm import ppm_sample_complexity
     >>> ppm_sample_complexity(2, 0.1, 0.05, 0.5, setting="realizable")
     356
     """
