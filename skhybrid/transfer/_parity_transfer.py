@@ -96,6 +96,9 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
         Whether the chosen candidate's estimate is ≤ ``alpha``.
     privacy_spent_ : dict
         ``{"central": (ε, 0), "local": (local ε, 0)}``.
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
 
     Notes
@@ -134,7 +137,8 @@ class ParityTransfer(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> X = np.vstack([Xs, Xt])
     >>> y = (X @ r) % 2
     >>> mask = np.r_[np.ones(4000, bool), np.zeros(3000, bool)]
-    >>> clf = ParityTransfer(epsilon=1.0, random_state=0).fit(X, y, curator_mask=mask)
+    >>> clf = ParityTransfer(epsilon=1.0, classes=[0, 1], random_state=0)
+    >>> clf = clf.fit(X, y, curator_mask=mask)
     >>> clf.parity_.tolist() == r.tolist()
     True
     """

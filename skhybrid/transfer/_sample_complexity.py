@@ -162,6 +162,7 @@ def str_min_local_batch_size(alpha, rr_sigma):
 
     Examples
     --------
+    >>> from skhybrid.transfer import str_min_local_batch_size
     >>> str_min_local_batch_size(0.1, 1.0)
     500
     """

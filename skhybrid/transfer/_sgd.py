@@ -255,6 +255,9 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
     n_iter_ : int
         R.
     privacy_spent_ : dict
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
 
     Notes
@@ -279,7 +282,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
     >>> X = rng.normal(size=(2000, 2))
     >>> y = (X[:, 0] > 0).astype(int)
     >>> clf = _sgd.NoisySGDClassifier(epsilon=1.0, delta=1e-5, n_steps=2000,
-    ...                               random_state=0).fit(X, y)
+    ...                               classes=[0, 1], random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.8)
     True
     """

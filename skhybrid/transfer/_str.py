@@ -255,6 +255,9 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         and composed curator guarantees, the RR noise σ and the threshold.
     privacy_spent_ : dict
         ``{"central": (ε, δ), "local": (ε, δ)}``.
+    privacy_events_ : list of PrivacyEvent
+        The privacy events of this fit (charged to ``accountant`` when one is given);
+        ``privacy_spent_`` composes them.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has feature names.
@@ -312,7 +315,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     >>> X[~curator, 0] *= 0.1                  # the target is concentrated near x0 = 0
     >>> y = (X[:, 0] > 0.02).astype(int)
     >>> clf = SubsampleTestReweigh(LinearSVC(), epsilon=np.inf, alpha=0.1, max_iter=20,
-    ...                            random_state=0)
+    ...                            classes=[0, 1], random_state=0)
     >>> clf = clf.fit(X, y, curator_mask=curator)
     >>> clf.n_iter_ <= 20
     True
