@@ -95,7 +95,7 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=False):
     if not math.isinf(epsilon) and not (low <= epsilon <= high):
         baseline = " (np.inf runs the non-private baseline)" if allow_inf else ""
         raise ValueError(f"{name} must lie in [{low:g}, {high:g}]{baseline}; got {epsilon!r}. "
-                         "Outside that range no calibration stays within double precision.")
+                         "Outside it the calibrations overflow double precision.")
     return float(epsilon)
 
 

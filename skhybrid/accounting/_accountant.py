@@ -177,9 +177,14 @@ class PrivacyAccountant:
         named = [set(b) for b in (epsilon, delta) if isinstance(b, dict)]
         if named:
             closed = set(POPULATIONS) - set.intersection(*named)
-            self.budget_epsilon, self.budget_delta = (
-                {p: 0.0 if p in closed else _budget_pair(b, b, p)[0] for p in POPULATIONS}
-                for b in (self.budget_epsilon, self.budget_delta))
+
+            def per_population(budget):
+                return {p: 0.0 if p in closed else
+                        (budget[p] if isinstance(budget, dict) else budget)
+                        for p in POPULATIONS}
+
+            self.budget_epsilon = per_population(self.budget_epsilon)
+            self.budget_delta = per_population(self.budget_delta)
         self._ledger.bind(self._packed_budget())
         self._reset_cache()
 
