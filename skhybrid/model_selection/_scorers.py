@@ -10,11 +10,9 @@ dividing by the public number of rows is post-processing.
 """
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
-import sklearn
 from sklearn.base import is_classifier
 from sklearn.utils.metadata_routing import MetadataRequest
 
@@ -184,15 +182,6 @@ def public_scorer(metric="accuracy", *, score_bound=None):
     ...                           cv=KFold(3, shuffle=True, random_state=0))
     """
     check_metric(metric, score_bound)
-    if not sklearn.get_config()["enable_metadata_routing"]:
-        # Without routing no fold's public_mask reaches the scorer: every score fails,
-        # and a search's error_score=np.nan turns that into NaN scores, not an error,
-        # after every fit has been charged.
-        warnings.warn(
-            "public_scorer needs scikit-learn's metadata routing, which is off: turn it on "
-            "(sklearn.set_config(enable_metadata_routing=True)) before the search runs, or "
-            "every score fails (NaN under error_score=np.nan) after every fit is charged.",
-            UserWarning, stacklevel=2)
     return _PublicScorer(metric, score_bound)
 
 

@@ -1,7 +1,5 @@
 """public_scorer / dp_scorer in scikit-learn's own searches, and search_cost's price."""
 
-import warnings
-
 import numpy as np
 import pytest
 import sklearn
@@ -39,13 +37,7 @@ def test_public_scorer_scores_public_rows_only_and_charges_nothing_more(data):
 
 def test_public_scorer_refuses_without_routing_or_public_rows(data):
     X, y, public = data
-    # Created with routing off it warns (a search would swallow each fold's refusal into
-    # NaN scores, after charging every fit); created with routing on it does not.
-    with pytest.warns(UserWarning, match="metadata routing, which is off"):
-        scorer = public_scorer()
-    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
-        warnings.simplefilter("error")
-        public_scorer()
+    scorer = public_scorer()
     model = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
     with pytest.raises(ValueError, match="enable_metadata_routing"):
         scorer(model, X, y)
