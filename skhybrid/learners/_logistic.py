@@ -100,6 +100,10 @@ def _predict(labels, scores):
     return labels[np.argmax(scores, axis=1)]
 
 
+#: Public rows whose median norm exceeds data_norm this many times draw a warning.
+_CLIP_WARN_RATIO = 10.0
+
+
 class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator):
     """Differentially private logistic regression by objective perturbation.
 
@@ -126,7 +130,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         strong convexity, so C must be finite; the intercept is regularised too.
     data_norm : float, default=1.0
         Public bound R on the ℓ2 norm of a row. Rows with a larger norm are scaled down
-        to norm R (in both modes). Never computed from private rows.
+        to norm R (in both modes). Never computed from private rows. A ``UserWarning``
+        says when the public rows' median norm is over ten times R (raw features: scale
+        them first).
     fit_intercept : bool, default=True
         Fit an intercept, as a constant feature of value ``intercept_scaling`` (so the
         intercept is regularised, as in liblinear).
@@ -317,6 +323,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
                                            trusted=public)
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
+        self._warn_if_public_rows_clipped(X[public])
 
         # Everything that sets the noise comes from parameters and the public mask only.
         n = X.shape[0]
@@ -434,6 +441,27 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     def _labels(self, scores):
         """Labels from one-vs-rest scores, as ``predict`` turns decision values into them."""
         return _predict(self.classes_, scores)
+
+    def _warn_if_public_rows_clipped(self, X_public):
+        """Warn when the public rows' norms dwarf ``data_norm`` (public rows only: free).
+
+        Every row is scaled down to ``data_norm``. Rows a few times longer only lose their
+        length (a row normalisation), but raw features in the hundreds or thousands (e.g.
+        breast_cancer against the default 1) leave the few largest features to set every
+        row's direction, and the model can do worse than a constant. Private rows are never
+        looked at here.
+        """
+        if X_public.shape[0] == 0:
+            return
+        ratio = float(np.median(np.linalg.norm(X_public, axis=1))) / self.data_norm
+        if ratio > _CLIP_WARN_RATIO:
+            warnings.warn(
+                f"The public rows' median l2 norm is {ratio:.3g} times data_norm="
+                f"{self.data_norm:g}, and every row is scaled down to data_norm: features on "
+                "large scales then swamp the others and the model may do no better than a "
+                "constant. Scale the features first (e.g. PublicFitTransformer("
+                "StandardScaler()) in a Pipeline, with data_norm near sqrt(n_features)).",
+                UserWarning, stacklevel=3)
 
     def predict_proba(self, X):
         """Estimate class probabilities (sigmoid, or normalised one-vs-rest for 3+ classes).

@@ -413,3 +413,20 @@ def test_multiclass_proba_finite_and_agrees_with_predict_far_outside_data_norm()
     np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X_far))
     # Where the plain normalisation is well defined, it is unchanged.
     np.testing.assert_allclose(proba[~broken], naive[~broken], rtol=1e-12, atol=1e-300)
+
+
+def test_warns_when_public_rows_dwarf_data_norm_reading_public_rows_only():
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    public = np.arange(len(y)) % 10 == 0
+    with pytest.warns(UserWarning, match=r"median l2 norm is \d+ times data_norm=1"):
+        DPLogisticRegression(classes=[0, 1]).fit(X, y, public_mask=public)
+    scaled = (X - X[public].mean(0)) / X[public].std(0)
+    huge_private = np.where(public[:, None], scaled, scaled * 1e4)  # only private rows huge
+    for X_ok, mask in ((scaled, public), (huge_private, public), (X, None)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # none: public rows are in scale
+            DPLogisticRegression(data_norm=6.0, classes=[0, 1]).fit(X_ok, y, public_mask=mask)
