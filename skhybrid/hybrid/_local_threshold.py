@@ -514,8 +514,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         check_is_fitted(self, "threshold_")
         X = validate_data(self, X, dtype=None, reset=False)
         _, tf = split_columns(X, self.threshold_feature, check_parity=False)
-        t = check_threshold_values(X[:, tf], self.threshold_bits,
-                                   at_fit=False)
+        t = check_threshold_values(X[:, tf], self.threshold_bits, at_fit=False)
         return self.classes_[(t >= self.threshold_).astype(np.int64)]
 
     def __sklearn_tags__(self):
@@ -716,8 +715,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         check_is_fitted(self, "threshold_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xp, tf = split_columns(X, self.threshold_feature)
-        t = check_threshold_values(X[:, tf], self.threshold_bits,
-                                   at_fit=False)
+        t = check_threshold_values(X[:, tf], self.threshold_bits, at_fit=False)
         par = (np.zeros(X.shape[0], dtype=np.int64) if self.parity_ is None
                else predict_parity(self.parity_, Xp).astype(np.int64))
         thr = (t >= self.threshold_).astype(np.int64)

@@ -47,7 +47,8 @@ def check_threshold_values(t, bits, name="threshold feature", at_fit=True):
     """Return the threshold column as int64, or raise if it leaves ``[0, 2^bits)``.
 
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
-    outside it are rejected, never clipped silently (docs/privacy_model.rst).
+    outside it are rejected, never clipped silently (docs/privacy_model.rst). ``at_fit``
+    only words the refusal (at fit nothing is charged; at predict no row is predicted).
     """
     with values_hidden(f"the {name}"):
         t = np.asarray(t, dtype=np.float64)
@@ -472,8 +473,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         check_is_fitted(self, "block_hypotheses_")
         X = validate_data(self, X, dtype=None, reset=False)
         Xp, tf = split_columns(X, self.threshold_feature)
-        t = check_threshold_values(X[:, tf], self.threshold_bits,
-                                   at_fit=False)
+        t = check_threshold_values(X[:, tf], self.threshold_bits, at_fit=False)
         if self.block_hypotheses_ is None:
             return np.zeros(X.shape[0], dtype=np.int64)
         blk = route(np.asarray(self.cdf_.cdf(t), dtype=float), self.block_edges_)

@@ -52,6 +52,13 @@ class NotSeparableError(ValueError):
     """
 
 
+# What both solvers' refusals add after their reason.
+_NOT_SEPARABLE_ADVICE = (
+    ", or too ill-conditioned for double precision (features on very different scales: "
+    "standardise X, e.g. with StandardScaler, and retry): HardMarginLinearSVC cannot fit "
+    "them. Use a soft-margin learner such as sklearn.svm.LinearSVC, or check the labels.")
+
+
 def _solve_working_set(Z, fit_intercept, max_iter=100):
     """Exact hard-margin QP on the rows of ``Z = yᵢ·[xᵢ, 1]``: min ½‖w‖² s.t. Z v ≥ 1.
 
@@ -118,10 +125,7 @@ def _solve_working_set(Z, fit_intercept, max_iter=100):
         return fallback
     raise NotSeparableError(
         "The training data are not linearly separable (the hard-margin QP on a subset of the "
-        "rows has no solution), or too ill-conditioned for double precision (features on very "
-        "different scales: standardise X, e.g. with StandardScaler, and retry): "
-        "HardMarginLinearSVC cannot fit them. Use a soft-margin learner such as "
-        "sklearn.svm.LinearSVC, or check the labels."
+        f"rows has no solution){_NOT_SEPARABLE_ADVICE}"
     )
 
 
@@ -444,11 +448,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
                       if str(exc) == "the constraints are infeasible"
                       else f"the active-set solver stopped: {exc}")
             raise NotSeparableError(
-                f"The training data are not linearly separable ({reason}), or too "
-                "ill-conditioned for double precision (features on very different scales: "
-                "standardise X, e.g. with StandardScaler, and retry): HardMarginLinearSVC "
-                "cannot fit them. Use a soft-margin learner such as sklearn.svm.LinearSVC, "
-                "or check the labels."
+                f"The training data are not linearly separable ({reason}){_NOT_SEPARABLE_ADVICE}"
             ) from exc
         if self.verbose:
             print(f"[HardMarginLinearSVC] active set: {steps} steps, {scans} scans, "
