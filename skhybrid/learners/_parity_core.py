@@ -67,32 +67,44 @@ def _check_epsilon(epsilon):
 
 
 def _inclusion_rate(epsilon, rate):
-    """Subsampling rate ``p`` of PPAR for a target ``epsilon``.
+    """Subsampling rate ``p`` of PPAR for a target ``epsilon``, as the coins realise it.
 
     ``"tanh"``: ``p = tanh(ε/2)``, so ``ln((1+p)/(1-p)) = ε`` exactly.
     ``"klnrs"``: ``p = ε/4`` (KS 2023 App. B, Cor. B.3, after KLNRS 2008), valid
     while ``ln((1+ε/4)/(1-ε/4)) ≤ ε``, i.e. ``ε ≤ 3.83``.
+
+    A row is dropped by a coin of probability ``1 − p`` rounded *up* to a multiple of
+    2^-53 (:func:`~skhybrid.mechanisms._noise.coin_probability`); the rate returned is
+    the one realised, ``1 −`` that (exact in floating point), so ``ln((1+p)/(1-p)) ≤ ε``
+    also where ``tanh(ε/2)`` rounds to 1.0 (ε ≳ 38: then ``p = 1 − 2^-53``, about 37.4-DP).
+    ``epsilon=np.inf`` gives ``p = 1`` (the non-private baseline).
     """
     epsilon = _check_epsilon(epsilon)
     if rate == "tanh":
-        return math.tanh(epsilon / 2)
-    if rate == "klnrs":
+        if math.isinf(epsilon):
+            return 1.0
+        t = math.exp(-epsilon)
+        drop = 2.0 * t / (1.0 + t)  # 1 − tanh(ε/2), without cancellation
+    elif rate == "klnrs":
         p = epsilon / 4
         if p >= 1 or math.log1p(p) - math.log1p(-p) > epsilon:
             raise ValueError(
                 f"rate='klnrs' (p = epsilon/4) is epsilon-DP only for epsilon <= "
                 f"{_KLNRS_MAX_EPSILON:.2f}, got epsilon={epsilon}; use rate='tanh'."
             )
-        return p
-    raise ValueError(f"rate must be 'tanh' or 'klnrs', got {rate!r}.")
+        drop = 1.0 - p
+    else:
+        raise ValueError(f"rate must be 'tanh' or 'klnrs', got {rate!r}.")
+    return 1.0 - _noise.coin_probability(drop, computed=True, positive=True)
 
 
 def _min_floor(p):
-    """Smallest ⊥ floor ``q`` with ``1 + p(1-q)/q ≤ (1+p)/(1-p)``.
+    """Smallest ⊥ floor ``q`` with ``1 + p(1-q)/q ≤ (1+p)/(1-p)``, rounded up to the
+    resolution of the ⊥ coin (:func:`~skhybrid.mechanisms._noise.coin_probability`).
 
     Derived in the module docstring (and in docs/notes/building_blocks.rst).
     """
-    return (1 - p) / (3 - p)
+    return _noise.coin_probability((1 - p) / (3 - p), computed=True)
 
 
 def parity_privacy_epsilon(p, floor):
@@ -140,11 +152,13 @@ def _private_parity_packed(P, y, d, p, floor, rng):
     """PPAR on packed rows with no parameter checks; ``floor`` may be anything in [0, 1].
 
     ``floor < (1-p)/(3-p)`` (in particular 0) is *not* ε-DP: only tests use it,
-    to show that the floor is needed.
+    to show that the floor is needed. The ⊥ and drop coins realise ``floor`` and
+    ``1 − p`` rounded up to multiples of 2^-53 (exact for the rates of
+    :func:`_inclusion_rate`), which can only lower the privacy level.
     """
     if _noise.bernoulli(rng, floor, tag="parity_floor"):
         return None
-    keep = _noise.bernoulli(rng, p, size=P.shape[0], tag="parity_subsample")
+    keep = ~_noise.bernoulli(rng, 1.0 - p, size=P.shape[0], tag="parity_drop")
     consistent, particular, null_basis = solve_affine(P[keep], y[keep], n_features=d)
     if not consistent:
         return None

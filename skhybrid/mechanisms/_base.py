@@ -4,6 +4,7 @@ import math
 
 from .._validation import check_delta, check_epsilon, check_positive  # noqa: F401
 from ..accounting import PrivacyEvent
+from . import _noise
 
 
 def check_sensitivity(sensitivity):
@@ -69,14 +70,26 @@ class SignRandomizer(Mechanism):
     """
 
     @property
+    def flip_probability(self):
+        """Probability ``q`` that the report is not the true answer: ``1/(e^ε+1)``
+        rounded up to a multiple of 2^-53, the probability the coin realises exactly
+        (:func:`~skhybrid.mechanisms._noise.coin_probability`). The realised ratio
+        ``(1−q)/q`` is therefore at most e^ε, also where ``e^ε/(1+e^ε)`` rounds to 1.0
+        (ε ≳ 37: the report still flips with probability 2^-53)."""
+        t = math.exp(-self.epsilon)  # 1/(e^ε + 1) = e^-ε/(1 + e^-ε): no overflow
+        return min(_noise.coin_probability(t / (1.0 + t), computed=True, positive=True), 0.5)
+
+    @property
     def keep_probability(self):
-        """Probability ``e^ε/(1+e^ε)`` that the true answer is sent."""
-        return 1.0 / (1.0 + math.exp(-self.epsilon))
+        """Probability ``1 − q`` that the true answer is sent (``e^ε/(1+e^ε)`` up to the
+        coin's rounding, :attr:`flip_probability`)."""
+        return 1.0 - self.flip_probability
 
     @property
     def c_epsilon(self):
-        """The debiasing factor ``(e^ε+1)/(e^ε−1)``."""
-        return 1.0 / math.tanh(self.epsilon / 2)
+        """The debiasing factor ``1/(1 − 2q)`` (``(e^ε+1)/(e^ε−1)`` up to the coin's
+        rounding, :attr:`flip_probability`)."""
+        return 1.0 / (1.0 - 2.0 * self.flip_probability)
 
     def event(self, count=1, population="local", source=""):
         """Return the per-agent event: ``count`` pure ε-LDP reports.

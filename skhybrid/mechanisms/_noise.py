@@ -30,11 +30,20 @@ What stays floating point, and why it is not the low-bits attack surface:
   estimator releases a model computed from many noisy steps. Where an estimator releases a
   real vector directly (the Laplace and Gaussian mechanisms, Gaussian randomized
   response), it goes through the exact lattice samplers.
-- :func:`bernoulli` with a float probability: its output is one bit. Randomized response
-  rounds its keep-probability *down* to a multiple of 2^-53 and compares integers, so the
-  ratio it realises never exceeds e^epsilon.
+
+Coins
+-----
+:func:`bernoulli` compares uniform integers: its probability is ``p`` rounded *up* to a
+multiple of 2^-53, exactly (:func:`coin_probability`), never the float ``rng.random() < p``,
+whose probability is off in the last bits and whose rare outcome vanishes once ``p`` rounds
+to 0 or 1. Each caller passes the probability of the outcome whose probability must not be
+understated: randomized response its *flip* probability 1/(e^ε + 1), PPAR its *drop*
+probability and its ⊥ floor. Rounding those up (with a margin for the float error in
+computing them) can only lower the likelihood ratio below e^ε; at ε ≳ 37, where e^ε/(1 + e^ε)
+is 1.0 in floating point, the report still flips with probability 2^-53.
 """
 
+import math
 from contextlib import contextmanager
 
 import numpy as np
@@ -49,6 +58,7 @@ __all__ = [
     "gaussian",
     "gumbel",
     "bernoulli",
+    "coin_probability",
     "integers",
     "permutation",
     "uniform",
@@ -154,10 +164,55 @@ def gumbel(rng, scale, size=None, *, tag=None):
     return rng.gumbel(0.0, scale, size)
 
 
+#: Resolution of :func:`bernoulli`: its probabilities are multiples of 2^-53.
+_COIN_BITS = 53
+
+#: A float computed by a few correctly rounded operations (and ``math.exp``, within an ulp)
+#: is within a few ulps of the value it stands for; this factor lifts it above that value.
+_FLOAT_SLACK = 1.0 + 2.0 ** -50
+
+
+def coin_probability(p, *, computed=False, positive=False):
+    """The probability :func:`bernoulli` realises for ``p``: ``p`` rounded up to a multiple
+    of 2^-53 (exact; a multiple stays as it is).
+
+    Parameters
+    ----------
+    p : float in [0, 1]
+    computed : bool, default=False
+        ``p`` approximates a real number within a few ulps (it was computed in floating
+        point): round up ``p·(1 + 2^-50)`` instead, so the result is at least that number.
+    positive : bool, default=False
+        That number is known to be positive (a computed 0 is an underflow, such as
+        e^-ε for ε > 745): the result is at least 2^-53.
+
+    Returns
+    -------
+    float
+        A multiple of 2^-53 in [0, 1].
+    """
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a coin's probability must lie in [0, 1]; got {p!r}.")
+    if computed:
+        p = min(p * _FLOAT_SLACK, 1.0)
+    out = math.ldexp(math.ceil(math.ldexp(p, _COIN_BITS)), -_COIN_BITS)
+    return max(out, math.ldexp(1.0, -_COIN_BITS)) if positive else out
+
+
 def bernoulli(rng, p, size=None, *, tag=None):
-    """Draw Bernoulli(``p``) bits as a boolean array (randomized response, subsampling)."""
-    _record("bernoulli", p, _size_of(size, p), tag)
-    return rng.random(_size_of(size, p)) < p
+    """Draw Bernoulli bits as a boolean array, exactly with probability
+    :func:`coin_probability(p) <coin_probability>` (``p`` rounded up to a multiple of
+    2^-53): a uniform integer below 2^53 is compared with that multiple's numerator.
+
+    Pass the probability of the outcome whose probability must not be understated (a
+    flip, a drop, a ⊥), computed with ``coin_probability(..., computed=True)`` when it
+    comes from floating-point arithmetic.
+    """
+    q = coin_probability(p)
+    _record("bernoulli", q, _size_of(size, p), tag)
+    numerator = int(math.ldexp(q, _COIN_BITS))
+    return rng.integers(0, 1 << _COIN_BITS, size, dtype=np.int64) < numerator
 
 
 def integers(rng, high, size=None, *, tag=None):

@@ -52,7 +52,9 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     ``N_Z(0, sigma_int^2)`` per coordinate is added in lattice units (Canonne, Kamath &
     Steinke 2020, Algorithm 3). Rounding moves each coordinate by at most ``g/2``, so
     neighbouring values at ℓ2 distance Δ give lattice indices at ℓ2 distance at most
-    ``Δ/g + sqrt(d)`` (nothing extra for integer data with ``Δ/g`` an integer). A discrete
+    ``Δ/g + sqrt(d)``; nothing extra for integer data on a lattice with ``g ≤ 1`` and
+    ``Δ/g`` an integer (integers are lattice points only for ``g ≤ 1``: on a coarser
+    lattice they are rounded, and the rounding is paid as for real data). A discrete
     Gaussian shifted by an integer vector of norm Δ' is ``Δ'^2/(2 sigma^2)``-zCDP (CKS 2020,
     Theorem 4 and Proposition 5: Rényi divergences of independent coordinates add), and
     ``sigma_int`` is the smallest integer meeting ``rho`` and ``min_sigma`` (value units).
@@ -66,7 +68,8 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     n_values : int
         Number of coordinates of one release (each costs rounding).
     integer : bool, default=False
-        Whether the query is integer-valued (exact on a lattice with ``Δ/g`` integer).
+        Whether the query is integer-valued (exact on a lattice with ``g ≤ 1`` and
+        ``Δ/g`` integer).
     min_sigma : float, default=0.0
         Lower bound on the noise standard deviation, in value units.
 
@@ -84,11 +87,11 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     k = math.floor(math.log2(target / _SIGMA_STEPS))
     for step in range(k, k + 40):  # coarser lattices until the integer noise fits
         g = 2.0**step
-        if integer:
+        if integer and g <= 1.0:
             if not float(sensitivity / g).is_integer():
                 continue
             shift = sensitivity / g
-        else:
+        else:  # real data, or integers rounded to a coarser lattice
             shift = sensitivity / g + math.sqrt(n_values)
         sigma_int = max(1, math.ceil(max(shift / math.sqrt(2.0 * rho), min_sigma / g)))
         while shift**2 / (2.0 * sigma_int**2) > rho:

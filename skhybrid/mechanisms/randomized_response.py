@@ -52,8 +52,7 @@ class RandomizedResponse(SignRandomizer):
         """Each agent's randomized report of its bit (one report per agent)."""
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         bits = _check_bits(bits)
-        flip = _noise.bernoulli(rng, 1.0 - self.keep_probability, bits.shape or None,
-                                tag=self.name)
+        flip = _noise.bernoulli(rng, self.flip_probability, bits.shape or None, tag=self.name)
         return np.where(flip, 1 - bits, bits).astype(np.int8)
 
     def debias(self, reports, axis=None):
@@ -69,11 +68,11 @@ class RandomizedResponse(SignRandomizer):
         Returns
         -------
         fraction : float or ndarray
-            ``c_ε (mean(reports) − 1/(e^ε+1))``.
+            ``c_ε (mean(reports) − q)``, with the flip probability ``q`` ≈ 1/(e^ε+1) and
+            ``c_ε = 1/(1 − 2q)`` of the coin actually drawn.
         """
         mean = np.mean(reports, axis=axis)
-        flip = math.exp(-self.epsilon)  # 1/(e^ε + 1) = e^-ε/(1 + e^-ε): no overflow
-        return self.c_epsilon * (mean - flip / (1.0 + flip))
+        return self.c_epsilon * (mean - self.flip_probability)
 
 
 class GaussianRandomizedResponse(Mechanism):

@@ -27,22 +27,22 @@ EPS = 1.0
 AUDIT_RESULTS = {}
 
 
-def _leaky_keep(self):
-    return 1.0 / (1.0 + math.exp(-SHRINK * self.epsilon))
+def _leaky_flip(self):
+    return 1.0 / (1.0 + math.exp(SHRINK * self.epsilon))
 
 
 class _LeakyHRR(HadamardResponse):
     """Mutant: keeps the true sign as if ε were 1.25 times larger, while declaring ε."""
 
-    keep_probability = property(_leaky_keep)
+    flip_probability = property(_leaky_flip)
 
 
 class _LeakyCDF(HierarchicalCDF):
-    keep_probability = property(_leaky_keep)
+    flip_probability = property(_leaky_flip)
 
 
 class _LeakyRR(RandomizedResponse):
-    keep_probability = property(_leaky_keep)
+    flip_probability = property(_leaky_flip)
 
 
 def _sign_events(code_d, code_d2):

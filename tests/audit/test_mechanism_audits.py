@@ -126,8 +126,8 @@ class _LeakyRR(RandomizedResponse):
     """Mutant: keeps the bit as if ε were 1.25 times larger, while declaring ε."""
 
     @property
-    def keep_probability(self):
-        return 1.0 / (1.0 + math.exp(-SHRINK * self.epsilon))
+    def flip_probability(self):
+        return 1.0 / (1.0 + math.exp(SHRINK * self.epsilon))
 
 
 def _rr_audit(mech, seed):

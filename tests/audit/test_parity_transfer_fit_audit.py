@@ -136,8 +136,8 @@ class _AgentsAtThreeEpsilon(RandomizedResponse):
     """Mutant agents: they keep their bit with the probability of 3ε; the charge is ε."""
 
     @property
-    def keep_probability(self):
-        return 1.0 / (1.0 + math.exp(-3 * self.epsilon))
+    def flip_probability(self):
+        return 1.0 / (1.0 + math.exp(3 * self.epsilon))
 
 
 @pytest.mark.parametrize("runs", LOCAL_RUNS)

@@ -75,9 +75,9 @@ def test_noise_spy_matches_events():
         clf = ParityThresholdClassifier(threshold_bits=8, alpha=0.25, n_boost=3, floor=0.5,
                                         random_state=0).fit(X, y, curator_mask=mask)
     floors = [d for d in draws if d.tag == "parity_floor"]
-    subs = [d for d in draws if d.tag == "parity_subsample"]
+    subs = [d for d in draws if d.tag == "parity_drop"]
     assert len(floors) == clf.n_blocks_ * 3 == 12
-    assert all(d.scale == pytest.approx(math.tanh(0.25 / 2)) for d in subs)
+    assert all(d.scale == pytest.approx(1 - math.tanh(0.25 / 2)) for d in subs)
     # sub-chunks partition the curator rows; a chunk ⊥ at its floor coin draws nothing
     assert len(subs) <= 12 and sum(d.count for d in subs) <= 1500
     cdf = [d for d in draws if d.tag == "hierarchical_cdf"]

@@ -34,11 +34,13 @@ def _run5(order, c=8, m=40, n=250_000, eps=2.0):
 
 
 def test_one_out_of_2d_parity_needs_agents_first():
-    good = success_rate(_run4("agents-first"), SEEDS)
-    split = success_rate(_run4("curator-first", "split"), SEEDS)
-    guess = success_rate(_run4("curator-first", "guess"), SEEDS)
+    # 24 seeds: with 8, a curator-first rate of ~1/6 shows 3/8 in some random streams
+    seeds = range(24)
+    good = success_rate(_run4("agents-first"), seeds)
+    split = success_rate(_run4("curator-first", "split"), seeds)
+    guess = success_rate(_run4("curator-first", "guess"), seeds)
     assert good >= 0.6
-    assert split <= 0.25 and guess <= 0.25
+    assert split <= 0.3 and guess <= 0.3
     assert good > split + 0.4
 
 

@@ -64,10 +64,10 @@ def test_noise_spy_matches_event():
     with record_noise() as draws:
         PrivateParityClassifier(epsilon=1.0, n_chunks=5, floor=0.5, random_state=0).fit(X, y)
     floors = [d for d in draws if d.tag == "parity_floor"]
-    subs = [d for d in draws if d.tag == "parity_subsample"]
+    subs = [d for d in draws if d.tag == "parity_drop"]
     assert len(floors) == 5 and all(d.scale == 0.5 for d in floors)
-    # each subsample is Bernoulli(tanh(ε/2)) over its chunk; chunks partition the rows
-    assert all(d.scale == pytest.approx(math.tanh(0.5)) for d in subs)
+    # each row of a chunk is dropped w.p. 1 − tanh(ε/2); chunks partition the rows
+    assert all(d.scale == pytest.approx(1 - math.tanh(0.5)) for d in subs)
     assert sum(d.count for d in subs) <= 600
 
 

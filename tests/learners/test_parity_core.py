@@ -6,6 +6,8 @@ import pytest
 from scipy import stats
 
 from skhybrid.learners._parity_core import (
+    _inclusion_rate,
+    _min_floor,
     _private_parity_unchecked,
     boosted_private_parity,
     parity_privacy_epsilon,
@@ -184,7 +186,8 @@ def test_parameter_validation():
     p = math.tanh(0.5)
     with pytest.raises(ValueError, match="floor"):
         private_parity(X, y, 1.0, rng, floor=0.99 * (1 - p) / (3 - p))
-    private_parity(X, y, 1.0, rng, floor=(1 - p) / (3 - p))  # the threshold itself is fine
+    # the threshold itself is fine, as the ⊥ coin realises it (rounded up to 2^-53 steps)
+    private_parity(X, y, 1.0, rng, floor=_min_floor(_inclusion_rate(1.0, "tanh")))
     with pytest.raises(ValueError, match="floor"):
         private_parity(X, y, 1.0, rng, floor=0.0)
     with pytest.raises(ValueError, match="klnrs"):
@@ -211,12 +214,12 @@ def test_noise_goes_through_helpers():
     kinds = {(d.kind, d.tag) for d in draws}
     assert kinds <= {
         ("bernoulli", "parity_floor"),
-        ("bernoulli", "parity_subsample"),
+        ("bernoulli", "parity_drop"),
         ("integers", "parity_solution"),
     }
-    assert all(d.count == 3 for d in draws if d.tag == "parity_subsample")
-    rates = [d.scale for d in draws if d.tag == "parity_subsample"]
-    assert rates == pytest.approx([math.tanh(0.5)] * len(rates))
+    assert all(d.count == 3 for d in draws if d.tag == "parity_drop")
+    rates = [d.scale for d in draws if d.tag == "parity_drop"]
+    assert rates == pytest.approx([1 - math.tanh(0.5)] * len(rates))
 
 
 # ----------------------------------------------------------------------------- utility

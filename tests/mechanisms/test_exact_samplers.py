@@ -1,12 +1,14 @@
-"""Exact samplers (Canonne, Kamath & Steinke 2020) and the lattice Laplace mechanism."""
+"""Exact samplers (Canonne, Kamath & Steinke 2020) and the lattice Laplace and Gaussian
+mechanisms."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from skhybrid.mechanisms import LaplaceMechanism, laplace_mechanism
+from skhybrid.mechanisms import GaussianMechanism, LaplaceMechanism, laplace_mechanism
 from skhybrid.mechanisms import _noise
 from skhybrid.mechanisms.laplace import laplace_lattice
 
@@ -83,3 +85,47 @@ def test_outputs_are_lattice_points_and_unbiased():
     assert np.mean(np.abs(y - 0.1234)) == pytest.approx(1.0, rel=0.03)  # scale 1/epsilon
     with pytest.raises(ValueError, match="finite"):
         LaplaceMechanism(1.0)(np.array([np.nan]), rng)
+
+
+def _worst_integer_shift(g, sensitivity, d):
+    """Largest ℓ2 distance between the lattice indices ``rint(x/g)`` of integer neighbours
+    (``‖x − x'‖₂ ≤ sensitivity``), over offsets of ``x`` within two lattice periods."""
+    r = int(sensitivity)
+    steps = [v for v in itertools.product(range(-r, r + 1), repeat=d)
+             if math.hypot(*v) <= sensitivity]
+    period = max(1, int(2 * g))
+    worst = 0.0
+    for x in itertools.product(range(period), repeat=d):
+        x = np.array(x, dtype=float)
+        for v in steps:
+            worst = max(worst, float(np.linalg.norm(np.rint((x + v) / g) - np.rint(x / g))))
+    return worst
+
+
+def _old_integer_lattice(sensitivity, rho, n_values, min_sigma):
+    """Mutant: the integer branch before it was limited to g ≤ 1 (integers assumed to be
+    lattice points on every lattice)."""
+    target = max(sensitivity / math.sqrt(2.0 * rho), min_sigma)
+    k = math.floor(math.log2(target / 2048))
+    for step in range(k, k + 40):
+        g = 2.0**step
+        if float(sensitivity / g).is_integer():
+            shift = sensitivity / g
+            sigma_int = max(1, math.ceil(max(shift / math.sqrt(2.0 * rho), min_sigma / g)))
+            if sigma_int <= 4096:
+                return g, sigma_int, shift**2 / (2.0 * sigma_int**2)
+
+
+@pytest.mark.parametrize("epsilon, delta, sensitivity, d, coarse", [
+    (0.001, 1e-6, 2.0, 1, True), (0.002, 1e-6, 4.0, 2, True), (1.0, 1e-5, 1.0, 1, False),
+    (0.01, 1e-6, 3.0, 1, False)])
+def test_gaussian_integer_releases_realise_at_most_the_charged_rho(epsilon, delta, sensitivity,
+                                                                   d, coarse):
+    mech = GaussianMechanism(epsilon, delta, sensitivity)
+    g, sigma_int, _ = mech.lattice(d, integer=True)
+    realised = _worst_integer_shift(g, sensitivity, d) ** 2 / (2.0 * sigma_int**2)
+    assert realised <= mech.event().rho
+    if coarse:  # the twin: its coarse lattice (g > 1) rounds integers apart
+        g, sigma_int, _ = _old_integer_lattice(sensitivity, mech.rho, d, mech.sigma)
+        assert g > 1
+        assert _worst_integer_shift(g, sensitivity, d) ** 2 / (2.0 * sigma_int**2) > mech.rho

@@ -197,9 +197,9 @@ class HierarchicalCDF(SignRandomizer):
         """
         values = _check_domain_values(values, 1 << self.bits)
         levels, j = self.assign(values.shape[0], rng)
-        keep = _noise.bernoulli(rng, self.keep_probability, values.shape[0], tag=self.name)
+        flip = _noise.bernoulli(rng, self.flip_probability, values.shape[0], tag=self.name)
         h = hadamard_sign(values >> (self.bits - levels), j)
-        return levels, j, np.where(keep, h, -h).astype(np.int8)
+        return levels, j, np.where(flip, -h, h).astype(np.int8)
 
     # ------------------------------------------------------------------ server
 

@@ -158,9 +158,9 @@ class HadamardResponse(SignRandomizer):
         n = values.shape[0]
         j = np.asarray(_noise.integers(rng, self.padded_size, n, tag=self.name + ":index"),
                        dtype=np.int64)
-        keep = _noise.bernoulli(rng, self.keep_probability, n, tag=self.name)
+        flip = _noise.bernoulli(rng, self.flip_probability, n, tag=self.name)
         h = hadamard_sign(values, j)
-        return j, np.where(keep, h, -h).astype(np.int8)
+        return j, np.where(flip, -h, h).astype(np.int8)
 
     def _check_reports(self, j, y):
         j, y = np.asarray(j), np.asarray(y)
