@@ -2,9 +2,7 @@
 
 import math
 import warnings
-from numbers import Integral
 
-import numpy as np
 
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
@@ -50,26 +48,30 @@ class PrivateEstimatorMixin:
         return math.isinf(self.epsilon)
 
     def _make_rng(self):
-        """The fit's generator; warns when a fixed seed meets a finite budget.
+        """The fit's generator; warns when a fixed seed or a generator meets a finite budget.
 
-        A fixed seed makes the privacy noise a function of the seed: two releases made with
-        it on neighbouring data (a refit, another CV fold) differ by exactly the private
-        difference. That is what tests and reproductions want, and what a release under a
-        finite budget must not do.
+        A seed or a generator passed as ``random_state`` makes the privacy noise a function
+        of it, and the fitted estimator keeps it (``get_params``, pickle): whoever holds the
+        estimator can replay the noise and subtract it — a generator's state can be stepped
+        back to before the fit — and two fits with one seed on neighbouring data (a refit,
+        another CV fold) differ by exactly what differs in the data. That is what tests and
+        reproductions want, and what a release under a finite budget must not do.
         """
-        seeded = isinstance(self.random_state, (Integral, np.random.RandomState)) and not (
-            isinstance(self.random_state, bool))
+        rng = check_generator(self.random_state)
+        seeded = self.random_state is not None
         if seeded and self.accountant is not None and self._spends_finite_budget():
             warnings.warn(
                 f"{type(self).__name__}: random_state={self.random_state!r} fixes the privacy "
-                "noise while the accountant's budget is finite. Two fits with this seed (a "
-                "refit, another CV fold) reuse the same noise, so their outputs differ by "
-                "exactly what differs in the data. Use random_state=None for releases; fixed "
-                "seeds are for tests and reproductions.",
+                "noise while the accountant's budget is finite. The estimator keeps it "
+                "(get_params, pickle), so whoever holds the fitted estimator can replay the "
+                "noise and remove it (a generator can be stepped back to before the fit), "
+                "and two fits with one seed (a refit, another CV fold) reuse the same noise. "
+                "Use random_state=None for releases; seeds and generators are for tests and "
+                "reproductions.",
                 SeedReuseWarning,
                 stacklevel=3,
             )
-        return check_generator(self.random_state)
+        return rng
 
     def _spends_finite_budget(self):
         spent = getattr(self, "privacy_spent_", {})

@@ -286,7 +286,11 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         Charged (check-and-spend) before the fit reads a private row; ``None`` records
         the spend only in ``privacy_spent_``.
     random_state : int, RandomState, Generator or None, default=None
-        A fixed seed reused across CV folds reuses noise (fine for tests only).
+        Source of the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a
+        seed or a generator is kept by the fitted estimator (``get_params``, pickle),
+        which lets whoever holds it replay the noise, and a seed reused across fits
+        reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
+        Seeds and generators are for tests and reproductions.
     verbose : int, default=0
         Print progress messages (``0``: silent).
 

@@ -183,7 +183,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
     accountant : PrivacyAccountant or None, default=None
         Charged before the fit reads any private row.
     random_state : int, RandomState, Generator or None, default=None
-        Source of the privacy noise. ``None`` uses fresh OS entropy.
+        Source of the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a
+        seed or a generator is kept by the fitted estimator (``get_params``, pickle),
+        which lets whoever holds it replay the noise, and a seed reused across fits
+        reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
+        Seeds and generators are for tests and reproductions.
     verbose : int, default=0
         Print progress messages (``0``: silent).
 

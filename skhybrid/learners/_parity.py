@@ -127,8 +127,11 @@ class PrivateParityClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstima
     accountant : PrivacyAccountant or None, default=None
         Charged (one central event of ε) before any row is read.
     random_state : int, RandomState, Generator or None, default=None
-        Source of the subsampling and solution draws. A fixed seed reused across CV folds
-        reuses the noise (fine for tests, not for releases).
+        Source of the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a
+        seed or a generator is kept by the fitted estimator (``get_params``, pickle),
+        which lets whoever holds it replay the noise, and a seed reused across fits
+        reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
+        Seeds and generators are for tests and reproductions.
     verbose : int, default=0
         Print progress messages (``0``: silent).
 

@@ -71,24 +71,30 @@ class SignRandomizer(Mechanism):
 
     @property
     def flip_probability(self):
-        """Probability ``q`` that the report is not the true answer: ``1/(e^ε+1)``
-        rounded up to a multiple of 2^-53, the probability the coin realises exactly
-        (:func:`~skhybrid.mechanisms._noise.coin_probability`). The realised ratio
-        ``(1−q)/q`` is therefore at most e^ε, also where ``e^ε/(1+e^ε)`` rounds to 1.0
-        (ε ≳ 37: the report still flips with probability 2^-53)."""
+        """Probability ``q`` that the report is not the true answer, as drawn.
+
+        ``1/(e^ε+1)`` rounded up to a multiple of 2^-53, the probability the coin
+        realises exactly (:func:`~skhybrid.mechanisms._noise.coin_probability`). The
+        realised ratio ``(1−q)/q`` is therefore at most e^ε, also where ``e^ε/(1+e^ε)``
+        rounds to 1.0 (ε ≳ 37: the report still flips with probability 2^-53).
+        """
         t = math.exp(-self.epsilon)  # 1/(e^ε + 1) = e^-ε/(1 + e^-ε): no overflow
         return min(_noise.coin_probability(t / (1.0 + t), computed=True, positive=True), 0.5)
 
     @property
     def keep_probability(self):
-        """Probability ``1 − q`` that the true answer is sent (``e^ε/(1+e^ε)`` up to the
-        coin's rounding, :attr:`flip_probability`)."""
+        """Probability ``1 − q`` that the true answer is sent.
+
+        ``e^ε/(1+e^ε)`` up to the coin's rounding (:attr:`flip_probability`).
+        """
         return 1.0 - self.flip_probability
 
     @property
     def c_epsilon(self):
-        """The debiasing factor ``1/(1 − 2q)`` (``(e^ε+1)/(e^ε−1)`` up to the coin's
-        rounding, :attr:`flip_probability`)."""
+        """The debiasing factor ``1/(1 − 2q)`` of the coin drawn.
+
+        ``(e^ε+1)/(e^ε−1)`` up to the coin's rounding (:attr:`flip_probability`).
+        """
         return 1.0 / (1.0 - 2.0 * self.flip_probability)
 
     def event(self, count=1, population="local", source=""):

@@ -153,8 +153,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     accountant : PrivacyAccountant or None, default=None
         Charged one pure ε event before any private row is scored.
     random_state : int, RandomState, Generator or None, default=None
-        Source of the Gumbel noise. ``None`` uses fresh OS entropy. A fixed seed
-        reused across CV folds reuses noise: fine for tests, not for releases.
+        Source of the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a
+        seed or a generator is kept by the fitted estimator (``get_params``, pickle),
+        which lets whoever holds it replay the noise, and a seed reused across fits
+        reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
+        Seeds and generators are for tests and reproductions.
     verbose : int, default=0
         Print the family size and the selection.
 

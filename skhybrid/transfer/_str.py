@@ -231,7 +231,11 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     accountant : PrivacyAccountant or None, default=None
         Charged before any private row is read.
     random_state : int, RandomState, Generator or None, default=None
-        ``None`` uses fresh OS entropy. A fixed seed reused across CV folds reuses noise.
+        Source of the privacy noise. Leave ``None`` (fresh OS entropy) for a release: a
+        seed or a generator is kept by the fitted estimator (``get_params``, pickle),
+        which lets whoever holds it replay the noise, and a seed reused across fits
+        reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
+        Seeds and generators are for tests and reproductions.
     verbose : int, default=0
         Print progress every ``max(1, 100 // verbose)`` rounds.
 
