@@ -38,7 +38,12 @@ class SearchCost:
         Releases no charge covers (scores of private rows in the clear, label-dependent
         splits). Empty for a fully covered search.
     events : list of PrivacyEvent
-        Every event the search would record.
+        Every event the search would record before its refit (for :class:`PrivateSearchCV`,
+        its one event, which covers the refit).
+    refit_options : list of list of PrivacyEvent
+        The events of the refit, one list per distinct candidate (the scores choose which
+        is charged); empty when there is no separate refit. ``spent`` bounds the total
+        under each option: the coordinate-wise maximum of their (ε, δ).
     """
 
     spent: dict
@@ -46,6 +51,16 @@ class SearchCost:
     n_private_scores: int
     uncovered: list = field(default_factory=list)
     events: list = field(default_factory=list, repr=False)
+    refit_options: list = field(default_factory=list, repr=False)
+
+    def scenarios(self):
+        """Every event list the search may record: one per refit option.
+
+        Returns
+        -------
+        scenarios : list of list of PrivacyEvent
+        """
+        return [self.events + refit for refit in self.refit_options] or [self.events]
 
     def __str__(self):
         eps, delta = self.spent["central"]
@@ -101,7 +116,7 @@ def search_cost(search, X, y, *, accountant=None, **fit_params):
     else:
         raise ValueError("search must be a PrivateSearchCV, GridSearchCV or RandomizedSearchCV; "
                          f"got {type(search).__name__}.")
-    if accountant is not None and not accountant.can_spend(cost.events):
+    if accountant is not None and not all(map(accountant.can_spend, cost.scenarios())):
         raise BudgetExceededError(
             f"The search does not fit in the remaining budget "
             f"{accountant.remaining('central')}: {cost}. Nothing was charged.")
@@ -135,11 +150,14 @@ def _sklearn_search_cost(search, X, y, fit_params):
         for train, _ in splits:
             events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
             n_fits += 1
+    refits = []
     if search.refit is not False:
-        # The refit's candidate is chosen by the scores: price the dearest one.
-        events += max((_probe(estimator, prefix, p, X, y, np.arange(n), fit_params, n)
-                       for p in candidates),
-                      key=lambda ev: sum(e.epsilon * e.count for e in ev))
+        # The refit's candidate is chosen by the scores: every candidate's refit is priced
+        # (no one candidate need be dearest in both ε and δ).
+        for params in candidates:
+            refit = _probe(estimator, prefix, params, X, y, np.arange(n), fit_params, n)
+            if refit not in refits:
+                refits.append(refit)
         n_fits += 1
     scorers = search.scoring if isinstance(search.scoring, dict) else {"score": search.scoring}
     n_scores = 0
@@ -152,7 +170,7 @@ def _sklearn_search_cost(search, X, y, fit_params):
             uncovered.append(
                 f"{n_calls} fold scores by {scorer or 'the estimator score method'} read "
                 "private validation rows in the clear (use public_scorer or dp_scorer)")
-    return _cost(events, n_fits, n_scores, uncovered)
+    return _cost(events, n_fits, n_scores, uncovered, refits)
 
 
 def _probe(estimator, prefix, params, X, y, rows, fit_params, n):
@@ -167,9 +185,11 @@ def _probe(estimator, prefix, params, X, y, rows, fit_params, n):
     return events
 
 
-def _cost(events, n_fits, n_scores, uncovered):
-    spent = {}
+def _cost(events, n_fits, n_scores, uncovered, refit_options=()):
+    cost = SearchCost({}, n_fits, n_scores, uncovered, events, list(refit_options))
     for population in POPULATIONS:
-        mine = [e for e in events if e.population == population]
-        spent[population] = best_view(compose_events(mine))[1] if mine else (0.0, 0.0)
-    return SearchCost(spent, n_fits, n_scores, uncovered, events)
+        totals = [best_view(compose_events(mine))[1] if mine else (0.0, 0.0)
+                  for mine in ([e for e in scenario if e.population == population]
+                               for scenario in cost.scenarios())]
+        cost.spent[population] = (max(t[0] for t in totals), max(t[1] for t in totals))
+    return cost
