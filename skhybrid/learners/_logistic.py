@@ -37,6 +37,12 @@ _STATIONARITY_WARN = 1e-7
 _OUTPUT_SHARE = 0.05
 
 
+# Smallest tol of a private fit: float64 exhaustion (the only way the exhaustive solver
+# misses tol, and then the fit fails after the charge) needs a tol near the gradient's
+# rounding error, ~1e-16 times its largest term; a failure there depends on the private rows.
+_MIN_PRIVATE_TOL = 1e-13
+
+
 # z of the paired sign test that must favour the DP model on the public rows
 # before it is released instead of the public-only model (see _public_model_wins).
 _SELECTION_Z = 1.0
@@ -179,7 +185,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         reaches 1e-10 in a few dozen steps; the only way a private fit can still miss
         ``tol`` is float64 exhaustion (a ``tol`` near the rounding error of the gradient,
         about 1e-16 times its largest term), and then it raises ``RuntimeError`` and
-        releases nothing (the charge stays).
+        releases only that it failed (the charge stays). Whether that happens depends on
+        the private rows, so a private fit refuses ``tol`` below 1e-13, before the charge.
     accountant : PrivacyAccountant or None, default=None
         Charged before the fit reads any private row.
     random_state : int, RandomState, Generator or None, default=None
@@ -327,6 +334,13 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
                                            trusted=public)
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
+        if (~public).any() and not self.nonprivate and self.tol < _MIN_PRIVATE_TOL:
+            raise ValueError(
+                f"tol={self.tol!r} is below {_MIN_PRIVATE_TOL:g}, the smallest tolerance of a "
+                "private fit: near float64's rounding error the solver may not reach it, and "
+                "whether it does depends on the private rows. Use tol >= "
+                f"{_MIN_PRIVATE_TOL:g} (the default is 1e-10). Nothing was charged."
+            )
         self._warn_if_public_rows_clipped(X[public])
 
         # Everything that sets the noise comes from parameters and the public mask only.

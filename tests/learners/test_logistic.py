@@ -195,7 +195,7 @@ def test_public_weight_changes_only_public_terms_and_helps_at_small_epsilon():
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
 
 
-def test_private_fit_releases_no_iteration_count_and_fails_closed():
+def test_private_fit_releases_no_iteration_count_and_fails_closed(monkeypatch):
     X, y = make_classification(n_samples=300, n_features=4, n_redundant=0, random_state=0)
     acc = PrivacyAccountant(epsilon=5.0)
     clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc).fit(X, y)
@@ -215,7 +215,9 @@ def test_private_fit_releases_no_iteration_count_and_fails_closed():
                                       accountant=acc, random_state=3).fit(X, y)
         free = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=3).fit(X, y)
     np.testing.assert_array_equal(capped.coef_, free.coef_)
-    # Only float64 exhaustion stops it short: no point and no warning is released.
+    # Only float64 exhaustion stops it short: no point and no warning is released. (A tol
+    # that low is refused before the charge; lifted here to reach the fail-closed path.)
+    monkeypatch.setattr("skhybrid.learners._logistic._MIN_PRIVATE_TOL", 0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(RuntimeError, match="nothing is released"):
@@ -363,11 +365,25 @@ def test_approximate_minima_perturbation_release():
     assert ObjectivePerturbation(1.0, 1e-3, 500).release(u, 1e-10, None) is u
 
 
-def test_private_fit_that_misses_its_tolerance_releases_nothing():
+def test_private_fit_that_misses_its_tolerance_releases_nothing(monkeypatch):
     X, y = load_breast_cancer(return_X_y=True)
+    monkeypatch.setattr("skhybrid.learners._logistic._MIN_PRIVATE_TOL", 0.0)
     with pytest.raises(RuntimeError, match="gradient tolerance"):
         DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-300, random_state=0,
                              data_norm=1000.0).fit(X, y)
+
+
+def test_private_fit_refuses_a_tolerance_near_float64_rounding():
+    # whether the solver reaches tol = 1e-19 depends on the private rows (the red team saw
+    # 8/40 failures on one data set, 27/40 on its neighbour): refused before the charge
+    X, y = load_breast_cancer(return_X_y=True)
+    acc = PrivacyAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match=r"tol=1e-19 is below 1e-13.*Nothing was charged"):
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-19, accountant=acc).fit(X, y)
+    assert acc.spent() == (0.0, 0.0)
+    # a fit with no private row is not a release: any tol
+    DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-19, max_iter=50).fit(
+        X, y, public_mask=np.ones(len(y), dtype=bool))
 
 
 def test_single_precision_hessian_hands_over_to_double_precision(monkeypatch):
