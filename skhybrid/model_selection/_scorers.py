@@ -122,8 +122,11 @@ class _DPScorer(_RowScorer):
         self.epsilon = epsilon
         self.accountant = accountant
         self.random_state = random_state
-        # One stream for all calls: an int seed must not repeat the same noise per fold.
-        self._rng = check_generator(random_state)
+        # A seed or a generator: one stream for all calls (an int seed must not repeat the
+        # same noise per fold). None: fresh entropy per call and nothing kept, since a
+        # fitted search keeps its scorer (``scorer_``), and a generator kept after drawing
+        # the scores' noise could be stepped back to remove it.
+        self._rng = None if random_state is None else check_generator(random_state)
 
     def event(self):
         return LaplaceMechanism(self.epsilon, check_metric(self.metric, self.score_bound)).event(
@@ -137,7 +140,8 @@ class _DPScorer(_RowScorer):
         if (~public).any() and self.accountant is not None:
             self.accountant.spend([self.event()])
         scores = row_scores(estimator, X, y, self.metric, bound)
-        return noisy_mean_score(scores, ~public, self.metric, bound, self.epsilon, self._rng)
+        rng = np.random.default_rng() if self._rng is None else self._rng
+        return noisy_mean_score(scores, ~public, self.metric, bound, self.epsilon, rng)
 
     def __repr__(self):
         return f"dp_scorer(metric={self.metric!r}, epsilon={self.epsilon!r})"
@@ -207,9 +211,11 @@ def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
     accountant : PrivacyAccountant, default=None
         Charged once per call. With joblib workers use a durable ledger.
     random_state : int, Generator or None, default=None
-        Noise source, one stream for all calls in a process. ``None`` (fresh entropy) for
-        releases: with joblib workers, every worker gets a copy of a seeded stream and
-        repeats its noise.
+        Noise source. ``None`` (fresh entropy for every call, and nothing kept) for
+        releases: a seed or a generator is one stream for all calls in a process, kept by
+        the scorer, which a fitted search keeps (``scorer_``), so whoever holds the search
+        can replay the scores' noise; and with joblib workers every worker gets a copy of
+        a seeded stream and repeats its noise.
 
     Returns
     -------
