@@ -59,6 +59,7 @@ class SearchCost:
         Returns
         -------
         scenarios : list of list of PrivacyEvent
+            ``events`` followed by each refit option's events (``[events]`` without one).
         """
         return [self.events + refit for refit in self.refit_options] or [self.events]
 
