@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 import sklearn
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
@@ -164,6 +164,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     The time a search takes grows with K, which the guarantee hides: an observer who
     times the search learns about K (not about the data). The split, K and the
     candidates are drawn from ``random_state`` only.
+
+    joblib prints no progress line for the runs, whatever ``joblib.parallel_config``
+    says (and neither does a ``Parallel`` inside a run's fit on the calling thread). On
+    a cluster (joblib's Dask or Ray backend) each run is a task: the scheduler, its
+    dashboard and logs, and every client of the cluster see the runs and count K, as
+    they see the data and the runs' models and scores. Run a private search on a
+    cluster only when those are trusted with the private rows (see the docs page
+    "Running on a cluster").
 
     Examples
     --------
@@ -386,11 +394,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # reproduces the search; each run gets its own stream.
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(candidates))
         X_val, y_val, val_private = _take(X, val), y[val], ~public[val]
-        runs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
-                          fit_params, X_val, y_val, val_private, metric, bound,
-                          np.random.default_rng(seed), restore)
-            for params, seed in zip(candidates, seeds))
+        # verbose=0 explicitly: joblib's progress lines ("Done 6 out of 6") count the runs,
+        # and an argument left out is taken from the caller's parallel_config; the config
+        # also silences a Parallel inside a run's fit (PPM's n_jobs) on this thread.
+        with parallel_config(verbose=0):
+            runs = Parallel(n_jobs=self.n_jobs, verbose=0)(
+                delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
+                              fit_params, X_val, y_val, val_private, metric, bound,
+                              np.random.default_rng(seed), restore)
+                for params, seed in zip(candidates, seeds))
         best = int(np.argmax([score for _, score, _ in runs]))
         if runs[best][0] is None:
             raise RuntimeError(
