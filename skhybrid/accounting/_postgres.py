@@ -53,10 +53,11 @@ _HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._%-]*)(:[0-9]*)?")
 # Which cluster, database and table the ledger's row lives in: a copy of the ledger (a
 # dump restored on another cluster, a CREATE DATABASE ... TEMPLATE copy, the tables copied
 # into another schema) has the same ledger id but another identity. pg_control_system()
-# is executable by every role.
-_SERVER_ID_SQL = ("(SELECT system_identifier FROM pg_control_system())::text || ':' || "
-                  "(SELECT oid FROM pg_database WHERE datname = current_database())::text || "
-                  "':' || 'skhybrid_ledger'::regclass::oid::text")
+# is executable by every role; it reads a file, so the cluster and database part is read
+# once per connection (a connection never changes either), the table's OID every charge.
+_CLUSTER_SQL = ("SELECT (SELECT system_identifier FROM pg_control_system())::text || ':' || "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())::text")
+_TABLE_SQL = "'skhybrid_ledger'::regclass::oid::text"
 
 SCHEMA_SQL = """\
 CREATE TABLE IF NOT EXISTS skhybrid_ledger (
@@ -154,6 +155,14 @@ def _checkout(dsn, where):
             "host may connect (URL, role, password in ~/.pgpass or PGPASSWORD)."
         ) from exc
     return con
+
+
+def _server_id(con, table_oid):
+    """``cluster:database:table`` for a connection, the first two cached on it."""
+    cluster = getattr(con, "_skhybrid_cluster", None)
+    if cluster is None:
+        cluster = con._skhybrid_cluster = con.execute(_CLUSTER_SQL).fetchone()[0]
+    return f"{cluster}:{table_oid}"
 
 
 def _checkin(dsn, con):
@@ -331,11 +340,11 @@ class PostgreSQLLedger:
             if create:
                 con.execute("INSERT INTO skhybrid_ledger (name, ledger_id) VALUES (%s, %s) "
                             "ON CONFLICT (name) DO NOTHING", (self.name, uuid.uuid4().hex))
-            row = con.execute(f"SELECT ledger_id, {_SERVER_ID_SQL} FROM skhybrid_ledger "
+            row = con.execute(f"SELECT ledger_id, {_TABLE_SQL} FROM skhybrid_ledger "
                               "WHERE name = %s", (self.name,)).fetchone()
             if row is None:
                 raise ValueError(self._missing())
-            return row[0], row[1]
+            return row[0], _server_id(con, row[1])
 
     def _missing(self):
         return (f"No ledger named {self.name!r} in {self._where}: nothing was created. Check "
@@ -388,9 +397,10 @@ class PostgreSQLLedger:
                             "SELECT set_config('synchronous_commit', 'on', true) WHERE "
                             "current_setting('synchronous_commit') <> 'remote_apply'")
                 row = con.execute(
-                    f"SELECT ledger_id, n_events, budget, {_SERVER_ID_SQL} "
+                    f"SELECT ledger_id, n_events, budget, {_TABLE_SQL} "
                     "FROM skhybrid_ledger WHERE name = %s FOR UPDATE",
                     (self.name,)).fetchone()
+                where = None if row is None else _server_id(con, row[3])
             except psycopg.errors.UndefinedTable:
                 _discard(con)
                 row = None
@@ -406,7 +416,7 @@ class PostgreSQLLedger:
                     f"charging: {_reason(exc, self._dsn)}. Nothing was charged and nothing "
                     "computed."
                 ) from exc
-            if row is None or row[0] != self.ledger_id or row[3] != self.server_id:
+            if row is None or row[0] != self.ledger_id or where != self.server_id:
                 if not con.closed:
                     con.execute("ROLLBACK")
                     _checkin(self._dsn, con)
