@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 import sklearn
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
@@ -397,7 +397,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # verbose=0 explicitly: joblib's progress lines ("Done 6 out of 6") count the runs,
         # and an argument left out is taken from the caller's parallel_config; the config
         # also silences a Parallel inside a run's fit (PPM's n_jobs) on this thread.
-        with parallel_config(verbose=0):
+        with _silent_joblib():
             runs = Parallel(n_jobs=self.n_jobs, verbose=0)(
                 delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
                               fit_params, X_val, y_val, val_private, metric, bound,
@@ -587,6 +587,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.target_tags.required = True
         return tags
+
+
+def _silent_joblib():
+    """``joblib.parallel_config(verbose=0)``: the caller's backend, no progress lines.
+    joblib < 1.3 has no configuration that sets a verbosity, so nothing to undo there."""
+    try:
+        from joblib import parallel_config
+    except ImportError:  # pragma: no cover - joblib < 1.3
+        return contextlib.nullcontext()
+    return parallel_config(verbose=0)
 
 
 def _seed(rng):

@@ -185,8 +185,7 @@ def test_mutation_twin_parallel_taking_the_callers_verbosity_prints_k(data, caps
     real = search_module.Parallel
     monkeypatch.setattr(search_module, "Parallel",
                         lambda *args, verbose=None, **kwargs: real(*args, **kwargs))
-    monkeypatch.setattr(search_module, "parallel_config",
-                        lambda **kwargs: contextlib.nullcontext())
+    monkeypatch.setattr(search_module, "_silent_joblib", contextlib.nullcontext)
     for k, text in _searched_under_joblib_verbosity(data, capsys):
         assert f"Done {k:3d} out of {k:3d}" in text
     # A run's own Parallel prints once per run: the line count differs with K.
