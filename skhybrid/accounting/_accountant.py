@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _composition as comp
 from ._events import POPULATIONS, PrivacyEvent
-from ._ledger import make_ledger
+from ._ledger import _show, looks_like_url, make_ledger
 from ._tally import Tally
 
 __all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events", "best_view"]
@@ -126,7 +126,9 @@ class PrivacyAccountant:
         views anyway.
     slack : float or None, default=None
         The extra δ the tighter views may use on top of the events' own δ. ``None`` lets
-        them use the whole δ budget.
+        them use the whole δ budget. It changes what a charge is allowed, so it is part of
+        the budget stored in the ledger: ``None`` with no ``epsilon``/``delta`` adopts the
+        stored one, and a different one is refused like a different budget.
     ledger : None, str or path-like, default=None
         ``None`` keeps events in memory (one process). A file path keeps them in a SQLite
         ledger, which every process of a joblib search (``n_jobs > 1``) and every thread
@@ -134,13 +136,20 @@ class PrivacyAccountant:
         (optionally ``?ledger=<name>``) keeps them in a PostgreSQL database that the
         workers of a cluster on any host charge transactionally (needs
         ``pip install "skhybrid[cluster]"``; see the docs page "Running on a cluster").
-        The budget is stored in the ledger by the first accountant; another accountant
-        declaring a different budget on the same ledger is refused (``ValueError``). An
+        The budget (with ``slack``) is stored in the ledger by the first accountant;
+        another accountant declaring a different budget on the same ledger is refused
+        (``ValueError``), and every charge is checked against the stored budget. An
         in-memory accountant copied into a worker process (pickled, or by ``fork``)
         refuses to spend rather than lose the charge.
 
     Attributes
     ----------
+    budget_epsilon : float or dict
+        The ε budget (read-only: it is the ledger's).
+    budget_delta : float or dict
+        The δ budget (read-only).
+    slack : float or None
+        As the parameter (read-only).
     events : list of PrivacyEvent
         Every event recorded so far, in order.
 
@@ -163,15 +172,17 @@ class PrivacyAccountant:
     def __init__(self, epsilon=None, delta=None, *, slack=None, ledger=None):
         if slack is not None and not (isinstance(slack, Real) and 0 < slack < 1):
             raise ValueError(f"slack must be None or a float in (0, 1); got {slack!r}.")
-        self.slack = slack
         self._ledger = make_ledger(ledger)
         stored = self._ledger.budget()
         if epsilon is None and delta is None and stored is not None:
             epsilon, delta = _unpack_budget(stored)
-        self.budget_epsilon = self._check_budget(
+            if slack is None:
+                slack = stored.get("slack")
+        self._slack = None if slack is None else float(slack)
+        budget_epsilon = self._check_budget(
             np.inf if epsilon is None else epsilon, "epsilon", lo=0, hi=math.inf)
-        self.budget_delta = self._check_budget(1.0 if delta is None else delta, "delta",
-                                               lo=0, hi=1)
+        budget_delta = self._check_budget(1.0 if delta is None else delta, "delta",
+                                          lo=0, hi=1)
         # A population that either dict leaves out cannot be spent at all, (0, 0): with
         # only ε zeroed, the scalar δ (default 1) would still admit (0, δ) events on it.
         named = [set(b) for b in (epsilon, delta) if isinstance(b, dict)]
@@ -183,10 +194,28 @@ class PrivacyAccountant:
                         (budget[p] if isinstance(budget, dict) else budget)
                         for p in POPULATIONS}
 
-            self.budget_epsilon = per_population(self.budget_epsilon)
-            self.budget_delta = per_population(self.budget_delta)
+            budget_epsilon = per_population(budget_epsilon)
+            budget_delta = per_population(budget_delta)
+        self._budget_epsilon, self._budget_delta = budget_epsilon, budget_delta
         self._ledger.bind(self._packed_budget())
         self._reset_cache()
+
+    # Read-only: a charge is checked against the budget stored in the ledger, and these
+    # are the accountant's copy of it (an assignment would only make them disagree).
+    @property
+    def budget_epsilon(self):
+        """The ε budget: a float, or ``{population: ε}``."""
+        return self._budget_epsilon
+
+    @property
+    def budget_delta(self):
+        """The δ budget: a float, or ``{population: δ}``."""
+        return self._budget_delta
+
+    @property
+    def slack(self):
+        """The extra δ the tighter views may use, or ``None`` (part of the stored budget)."""
+        return self._slack
 
     def _reset_cache(self):
         # Running composition state of the events read so far (the ledger is append-only,
@@ -215,11 +244,28 @@ class PrivacyAccountant:
             return self._tallies
 
     def _packed_budget(self):
+        """The budget as stored in the ledger: every number that decides what a charge
+        may spend (ε and δ per population, and ``slack``)."""
         out = {}
         for population in POPULATIONS:
             e, d = self.budget(population)
             out[f"epsilon_{population}"], out[f"delta_{population}"] = float(e), float(d)
+        out["slack"] = self._slack
         return out
+
+    def _enforced_budget(self, ledger):
+        """The budget stored in ``ledger`` (read under its lock inside a charge), which is
+        what a charge is checked against; an accountant whose own copy disagrees (its
+        state was altered, or a pickled copy carried another one) is refused."""
+        stored = ledger.budget()
+        if stored != self._packed_budget():
+            raise RuntimeError(
+                f"This accountant's budget ({_show(self._packed_budget())}) is not the "
+                f"budget stored in its ledger {ledger.describe()} "
+                f"({'none' if stored is None else _show(stored)}); refusing to "
+                "charge, nothing was computed. Open the ledger with "
+                "PrivacyAccountant(ledger=...) to use the stored budget.")
+        return stored
 
     @staticmethod
     def _check_budget(value, name, lo, hi):
@@ -271,11 +317,7 @@ class PrivacyAccountant:
         return _budget_pair(self.budget_epsilon, self.budget_delta, population)
 
     def _target_delta(self, tally, population):
-        _, b_delta = self.budget(population)
-        if self.slack is not None:
-            basic_delta = tally.basic()[1]
-            return min(b_delta, basic_delta + self.slack) if b_delta < 1 else basic_delta + self.slack
-        return b_delta if b_delta < 1 else None
+        return _target_delta(tally, self.budget(population)[1], self._slack)
 
     def views(self, population="central"):
         """Return every valid composition view of ``population``'s events.
@@ -330,16 +372,17 @@ class PrivacyAccountant:
         s_eps, s_delta = self.spent(population)
         return max(0.0, b_eps - s_eps), max(0.0, b_delta - s_delta)
 
-    def _check(self, tallies, new):
-        """Raise BudgetExceededError unless ``tallies + new`` fits every touched population."""
+    def _check(self, tallies, new, budget):
+        """Raise BudgetExceededError unless ``tallies + new`` fits every touched population
+        of ``budget`` (the packed budget stored in the ledger)."""
         for population in {e.population for e in new}:
             tally = tallies[population].copy()
             for e in new:
                 if e.population == population:
                     tally.add(e)
-            target = self._target_delta(tally, population)
+            b_eps, b_delta = budget[f"epsilon_{population}"], budget[f"delta_{population}"]
+            target = _target_delta(tally, b_delta, budget["slack"])
             views = tally.views(target)
-            b_eps, b_delta = self.budget(population)
             if any(e <= b_eps * (1 + _RTOL) and d <= b_delta * (1 + _RTOL)
                    for e, d in views.values()):
                 continue
@@ -369,7 +412,8 @@ class PrivacyAccountant:
         """
         try:
             with self._cache_lock:
-                self._check(self._refresh(self._ledger), list(events))
+                self._check(self._refresh(self._ledger), list(events),
+                            self._enforced_budget(self._ledger))
         except BudgetExceededError:
             return False
         return True
@@ -398,8 +442,10 @@ class PrivacyAccountant:
         if not events:
             return
         # Lock order: the ledger's transaction, then the cache (every path takes them so).
+        # The budget is read inside the transaction: the check and the append see the
+        # ledger's own budget, not attributes of this object.
         with self._ledger.transaction() as ledger, self._cache_lock:
-            self._check(self._refresh(ledger), events)
+            self._check(self._refresh(ledger), events, self._enforced_budget(ledger))
             ledger.append(events)
 
     def report(self):
@@ -444,7 +490,8 @@ class PrivacyAccountant:
             A SQLite path, a PostgreSQL URL or a ledger back end (see the ``ledger``
             parameter of the class).
         slack : float or None, default=None
-            As the class parameter ``slack``.
+            ``None`` adopts the ``slack`` stored with the budget; another value than the
+            stored one is refused (``ValueError``), as in the class.
 
         Returns
         -------
@@ -461,6 +508,12 @@ class PrivacyAccountant:
         if is_postgres_url(ledger):
             backend = PostgreSQLLedger(ledger, create=False)
         elif isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
+            if looks_like_url(ledger):
+                # Not echoed: a mistyped URL may carry a password.
+                raise ValueError(
+                    "No ledger at the given location, which looks like a URL but does not "
+                    "start with postgresql:// or postgres:// (it is not repeated here: it "
+                    "may hold a password). Check the URL's scheme.")
             raise ValueError(f"No ledger at {os.fspath(ledger)!r}: nothing was created. "
                              "Check the path.")
         else:
@@ -479,6 +532,14 @@ class PrivacyAccountant:
             f"PrivacyAccountant(epsilon={self.budget_epsilon!r}, delta={self.budget_delta!r}, "
             f"ledger={self.ledger!r})"
         )
+
+
+def _target_delta(tally, b_delta, slack):
+    """The δ at which the tighter views of ``tally`` are evaluated (None: basic only)."""
+    if slack is not None:
+        basic_delta = tally.basic()[1]
+        return min(b_delta, basic_delta + slack) if b_delta < 1 else basic_delta + slack
+    return b_delta if b_delta < 1 else None
 
 
 def _unpack_budget(stored):

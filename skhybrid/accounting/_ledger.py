@@ -13,7 +13,8 @@ The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses)
   history); ``append(events)`` (inside a transaction only);
 - ``budget()`` / ``bind(budget)``: the budget stored with the ledger, ``None`` when the
   ledger has none yet; ``bind`` stores it (first accountant) or checks it (later ones) and
-  raises ``ValueError`` on a mismatch; ``ledger_id`` identifies the ledger;
+  raises ``ValueError`` on a mismatch; ``ledger_id`` identifies the ledger. Inside a
+  transaction ``budget()`` is read under the lock: every charge is checked against it;
 - ``describe()``: a short string for reports;
 - pickling: a durable ledger pickles as its location (a worker reopens it); an in-memory
   ledger pickles *detached* and refuses to record, and so does a copy that a ``fork``
@@ -22,6 +23,7 @@ The ledger interface (what :class:`~skhybrid.accounting.PrivacyAccountant` uses)
 
 import json
 import os
+import re
 import sqlite3
 import threading
 import uuid
@@ -123,8 +125,11 @@ def _check_same_budget(stored, budget, where):
     raise ValueError(
         f"The ledger {where} was created for the budget {_show(stored)}, but this "
         f"accountant declares {_show(budget)}. One ledger has one budget: open it with "
-        "PrivacyAccountant(ledger=...) and no epsilon/delta to adopt the stored budget, or "
-        "use a new ledger for a new budget."
+        "PrivacyAccountant(ledger=...) and no epsilon/delta/slack to adopt the stored "
+        "budget, or use a new ledger for a new budget."
+        + ("" if "slack" in stored else
+           " (This ledger was written by a development version of skhybrid that did not "
+           "store slack with the budget: start a new ledger.)")
     )
 
 
@@ -149,7 +154,10 @@ class SQLiteLedger:
     durable = True
 
     def __init__(self, path):
-        self.path = os.fspath(path)
+        # Resolved once, here: a pickled copy must reach this very file from a worker
+        # whose working directory differs (a relative path would name another file there,
+        # e.g. a copy of the project directory holding a copy of the ledger).
+        self.path = os.path.realpath(os.fspath(path))
         self._local = threading.local()
         with self._connect() as con:
             con.execute(
@@ -260,6 +268,15 @@ class SQLiteLedger:
         return f"sqlite:{self.path}"
 
 
+def looks_like_url(ledger):
+    """Whether ``ledger`` (a path-like) looks like a URL rather than a file path: it has
+    ``scheme:/``, ``://`` or an ``@``. Such a string is never repeated in a message, as it
+    may hold a password."""
+    text = os.fspath(ledger) if isinstance(ledger, (str, os.PathLike)) else ""
+    text = text if isinstance(text, str) else os.fsdecode(text)
+    return "://" in text or "@" in text or bool(re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", text))
+
+
 def make_ledger(ledger):
     """Build a ledger from the accountant's ``ledger`` parameter.
 
@@ -275,9 +292,16 @@ def make_ledger(ledger):
         return ledger
     if is_postgres_url(ledger):
         return PostgreSQLLedger(ledger)
+    if isinstance(ledger, str) and "://" in ledger:
+        # Not a file path (and not echoed: it may hold a password), e.g. SQLAlchemy's
+        # postgresql+psycopg:// scheme.
+        raise ValueError(
+            "ledger looks like a URL but does not start with postgresql:// or postgres:// "
+            "(it is not repeated here: it may hold a password). Use a postgresql:// URL "
+            "or a file path.")
     if isinstance(ledger, (str, os.PathLike)):
         return SQLiteLedger(ledger)
     raise ValueError(
         f"ledger must be None (in memory), a path to a SQLite file, a postgresql:// URL, "
-        f"or a ledger object; got {ledger!r}."
+        f"or a ledger object; got a {type(ledger).__name__}."
     )

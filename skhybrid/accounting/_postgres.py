@@ -21,7 +21,7 @@ import re
 import threading
 import uuid
 from contextlib import contextmanager
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from ._events import PrivacyEvent
 from ._ledger import LedgerUnavailableError, _check_same_budget
@@ -29,7 +29,7 @@ from ._ledger import LedgerUnavailableError, _check_same_budget
 __all__ = ["PostgreSQLLedger", "is_postgres_url"]
 
 _SCHEMES = ("postgresql://", "postgres://")
-_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # used with fullmatch (no trailing newline)
 # Arbitrary constant key of the advisory lock that serialises table creation.
 _SCHEMA_LOCK_KEY = 0x736B6879
 # A session that holds a ledger lock and stops talking (its host froze, the network
@@ -39,6 +39,25 @@ _IDLE_IN_TRANSACTION_TIMEOUT = "60s"
 _CONNECT_DEFAULTS = {"connect_timeout": "10", "keepalives": "1", "keepalives_idle": "30",
                      "keepalives_interval": "10", "keepalives_count": "3",
                      "application_name": "skhybrid-ledger"}
+# The only libpq parameters whose values reports and messages show: none is a secret. Any
+# other key (password, sslpassword, a mistyped name) is left out of the printable URL.
+_SHOWN_KEYS = frozenset({
+    "host", "hostaddr", "port", "dbname", "user", "sslmode", "sslrootcert", "sslcert",
+    "sslkey", "sslcrl", "sslcrldir", "sslsni", "sslcompression", "requiressl",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "gssencmode", "channel_binding",
+    "require_auth", "target_session_attrs", "load_balance_hosts", "application_name",
+    "fallback_application_name", "connect_timeout", "client_encoding", "options",
+    "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+    "tcp_user_timeout", "service", "krbsrvname", "gsslib", "gssdelegation"})
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._%-]*)(:[0-9]*)?")
+# Which cluster, database and table the ledger's row lives in: a copy of the ledger (a
+# dump restored on another cluster, a CREATE DATABASE ... TEMPLATE copy, the tables copied
+# into another schema) has the same ledger id but another identity. pg_control_system()
+# is executable by every role; it reads a file, so the cluster and database part is read
+# once per connection (a connection never changes either), the table's OID every charge.
+_CLUSTER_SQL = ("SELECT (SELECT system_identifier FROM pg_control_system())::text || ':' || "
+                "(SELECT oid FROM pg_database WHERE datname = current_database())::text")
+_TABLE_SQL = "'skhybrid_ledger'::regclass::oid::text"
 
 SCHEMA_SQL = """\
 CREATE TABLE IF NOT EXISTS skhybrid_ledger (
@@ -127,12 +146,23 @@ def _checkout(dsn, where):
         con.execute("SET idle_in_transaction_session_timeout = "
                     f"'{_IDLE_IN_TRANSACTION_TIMEOUT}'")
     except psycopg.Error as exc:
+        reason = ("libpq could not parse the URL (a mistyped parameter name or a bad "
+                  "%-escape; its message is not repeated, as it quotes the URL)"
+                  if isinstance(exc, psycopg.ProgrammingError) else _reason(exc, dsn))
         raise LedgerUnavailableError(
-            f"Cannot reach the PostgreSQL ledger {where}: {_reason(exc)}. Nothing was "
+            f"Cannot reach the PostgreSQL ledger {where}: {reason}. Nothing was "
             "charged and nothing was computed. Check that the server is up and that this "
             "host may connect (URL, role, password in ~/.pgpass or PGPASSWORD)."
         ) from exc
     return con
+
+
+def _server_id(con, table_oid):
+    """``cluster:database:table`` for a connection, the first two cached on it."""
+    cluster = getattr(con, "_skhybrid_cluster", None)
+    if cluster is None:
+        cluster = con._skhybrid_cluster = con.execute(_CLUSTER_SQL).fetchone()[0]
+    return f"{cluster}:{table_oid}"
 
 
 def _checkin(dsn, con):
@@ -162,9 +192,30 @@ def _no_rights(where, exc):
     )
 
 
-def _reason(exc):
+def _reason(exc, dsn=None):
+    """The first line of a driver error; withheld when it quotes a secret of ``dsn``."""
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    text = text[0] if text else type(exc).__name__
+    if dsn is not None and any(secret in text for secret in _secrets(dsn)):
+        return (f"{type(exc).__name__} (the driver's message is not repeated: it quotes a "
+                "part of the URL that is not shown)")
+    return text
+
+
+def _secrets(dsn):
+    """Every value of ``dsn`` that a printable URL leaves out (the password, the values
+    of keys outside ``_SHOWN_KEYS``), raw and decoded."""
+    parts = urlsplit(dsn)
+    found = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            found.append(userinfo.split(":", 1)[1])
+    for pair in parts.query.split("&"):
+        key, _, value = pair.partition("=")
+        if unquote_plus(key) not in _SHOWN_KEYS:
+            found += [key, value]
+    return {t for raw in found for t in (raw, unquote(raw), unquote_plus(raw)) if t}
 
 
 class PostgreSQLLedger:
@@ -210,33 +261,47 @@ class PostgreSQLLedger:
     may have been recorded (the error says so; the ledger shows it) — the accountant
     may then hold a charge for a fit that never ran, never the reverse. A stale
     connection found at the start of a charge (e.g. after a server restart) is replaced
-    once, since nothing has been written yet. With the server's default
-    ``synchronous_commit = on`` a committed charge is on disk before ``spend`` returns.
+    once, since nothing has been written yet.
 
-    **Processes and threads.** The ledger pickles as its URL and ledger id; a worker
-    reconnects and every charge checks that the row it locks carries that id (a URL
-    that reaches another server from the worker's host, or a recreated ledger, is
-    refused). Each thread of each process uses its own connection, and a process made
-    by ``fork`` opens new ones (it never touches the parent's).
+    **Durable.** Every charge's transaction sets ``synchronous_commit = on`` for itself
+    (``SET LOCAL``; a stronger ``remote_apply`` is kept), whatever the URL's
+    ``options``, the role, the database or the server default say: a charge that has
+    returned is flushed to disk (and to the synchronous standbys) before ``spend``
+    returns. The server's ``fsync`` must stay on.
+
+    **Processes and threads.** The ledger pickles as its URL, its ledger id and the
+    identity of where it was opened: the cluster's ``system_identifier``, the
+    database's OID and the ledger table's OID. A worker reconnects, and every charge
+    checks that the row it locks carries that id and sits in that table of that
+    database of that cluster. A recreated ledger, another database, or a copy of the
+    ledger (a dump restored on another server, a ``CREATE DATABASE ... TEMPLATE`` copy,
+    the tables copied into another schema) is refused. What passes is the same cluster
+    seen through another address, and a physical replica of it promoted after a failover
+    (it shares the identifier: with asynchronous replication the charges it had not
+    received are lost, see the docs page "Running on a cluster"). Each thread of each
+    process uses its own connection, and a process made by ``fork`` opens new ones (it
+    never touches the parent's).
     """
 
     durable = True
 
     def __init__(self, url, *, create=True):
         if not is_postgres_url(url):
-            raise ValueError(f"url must start with postgresql:// or postgres://; got {url!r}.")
+            # Not echoed: the string may hold a password.
+            raise ValueError("url must start with postgresql:// or postgres://.")
         self.url = url
         self._dsn, self.name, self._where = _parse(url)
         self._local = threading.local()
-        self.ledger_id = self._open(create)
+        self.ledger_id, self.server_id = self._open(create)
 
     def __getstate__(self):
-        return {"url": self.url, "ledger_id": self.ledger_id}
+        return {"url": self.url, "ledger_id": self.ledger_id, "server_id": self.server_id}
 
     def __setstate__(self, state):
         self.url = state["url"]
         self._dsn, self.name, self._where = _parse(self.url)
         self.ledger_id = state["ledger_id"]
+        self.server_id = state["server_id"]
         self._local = threading.local()
 
     # ------------------------------------------------------------------ setup
@@ -258,7 +323,7 @@ class PostgreSQLLedger:
                 if attempt:
                     raise LedgerUnavailableError(
                         f"Lost the connection to the PostgreSQL ledger {self._where}"
-                        f"{during}: {_reason(exc)}."
+                        f"{during}: {_reason(exc, self._dsn)}."
                     ) from exc
             finally:
                 _checkin(self._dsn, con)
@@ -275,11 +340,11 @@ class PostgreSQLLedger:
             if create:
                 con.execute("INSERT INTO skhybrid_ledger (name, ledger_id) VALUES (%s, %s) "
                             "ON CONFLICT (name) DO NOTHING", (self.name, uuid.uuid4().hex))
-            row = con.execute("SELECT ledger_id FROM skhybrid_ledger WHERE name = %s",
-                              (self.name,)).fetchone()
+            row = con.execute(f"SELECT ledger_id, {_TABLE_SQL} FROM skhybrid_ledger "
+                              "WHERE name = %s", (self.name,)).fetchone()
             if row is None:
                 raise ValueError(self._missing())
-            return row[0]
+            return row[0], _server_id(con, row[1])
 
     def _missing(self):
         return (f"No ledger named {self.name!r} in {self._where}: nothing was created. Check "
@@ -290,8 +355,8 @@ class PostgreSQLLedger:
     def transaction(self):
         """Hold the ledger's row lock while the caller reads events and appends new ones."""
         psycopg = _psycopg()
-        con, n_events = self._begin()
-        self._local.tx = [con, n_events]
+        con, n_events, budget = self._begin()
+        self._local.tx = [con, n_events, budget]
         try:
             try:
                 yield self
@@ -307,9 +372,9 @@ class PostgreSQLLedger:
                 _discard(con)
                 raise LedgerUnavailableError(
                     f"The PostgreSQL ledger {self._where} could not commit this charge: "
-                    f"{_reason(exc)}. The fit did not run (nothing was computed on private "
-                    "data). The connection was lost at COMMIT, so the charge may or may not "
-                    "have been recorded: the ledger's events show which."
+                    f"{_reason(exc, self._dsn)}. The fit did not run (nothing was computed "
+                    "on private data). The connection was lost at COMMIT, so the charge may "
+                    "or may not have been recorded: the ledger's events show which."
                 ) from exc
         finally:
             self._local.tx = None
@@ -325,10 +390,17 @@ class PostgreSQLLedger:
         for attempt in (0, 1):
             con = _checkout(self._dsn, self._where)
             try:
-                con.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                # A charge that has returned must be on disk: no URL option, role or
+                # database setting, or server default may weaken this transaction's
+                # commit (SET LOCAL: it ends with the transaction).
+                con.execute("BEGIN ISOLATION LEVEL READ COMMITTED; "
+                            "SELECT set_config('synchronous_commit', 'on', true) WHERE "
+                            "current_setting('synchronous_commit') <> 'remote_apply'")
                 row = con.execute(
-                    "SELECT ledger_id, n_events FROM skhybrid_ledger WHERE name = %s "
-                    "FOR UPDATE", (self.name,)).fetchone()
+                    f"SELECT ledger_id, n_events, budget, {_TABLE_SQL} "
+                    "FROM skhybrid_ledger WHERE name = %s FOR UPDATE",
+                    (self.name,)).fetchone()
+                where = None if row is None else _server_id(con, row[3])
             except psycopg.errors.UndefinedTable:
                 _discard(con)
                 row = None
@@ -341,20 +413,22 @@ class PostgreSQLLedger:
                     continue
                 raise LedgerUnavailableError(
                     f"Lost the connection to the PostgreSQL ledger {self._where} before "
-                    f"charging: {_reason(exc)}. Nothing was charged and nothing computed."
+                    f"charging: {_reason(exc, self._dsn)}. Nothing was charged and nothing "
+                    "computed."
                 ) from exc
-            if row is None or row[0] != self.ledger_id:
+            if row is None or row[0] != self.ledger_id or where != self.server_id:
                 if not con.closed:
                     con.execute("ROLLBACK")
                     _checkin(self._dsn, con)
                 raise RuntimeError(
                     f"The PostgreSQL ledger {self._where} is not the ledger this accountant "
-                    "was created with (missing, recreated, or the URL reaches another "
-                    "server from this host); refusing to charge. Every worker must reach "
+                    "was created with (missing, recreated, another database, or a copy of "
+                    "the ledger on another server or in another schema that the URL "
+                    "reaches from this host); refusing to charge. Every worker must reach "
                     "the same database: use a host name that resolves to the server on "
                     "every host (not localhost)."
                 )
-            return con, row[1]
+            return con, row[1], None if row[2] is None else json.loads(row[2])
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _run(self, sql, args=()):
@@ -369,7 +443,7 @@ class PostgreSQLLedger:
             except psycopg.OperationalError as exc:
                 raise LedgerUnavailableError(
                     f"Lost the connection to the PostgreSQL ledger {self._where} during a "
-                    f"charge: {_reason(exc)}. Nothing was charged and nothing computed."
+                    f"charge: {_reason(exc, self._dsn)}. Nothing was charged and nothing computed."
                 ) from exc
         # A read changes nothing: a stale connection may be replaced.
         return self._retrying(lambda con: con.execute(sql, args).fetchall())
@@ -391,7 +465,7 @@ class PostgreSQLLedger:
         tx = getattr(self._local, "tx", None)
         if tx is None:
             raise RuntimeError("PostgreSQLLedger.append must be called inside transaction().")
-        con, n = tx
+        con, n = tx[0], tx[1]
         bodies = [json.dumps(e.to_dict(), default=float) for e in events]
         if not bodies:
             return
@@ -408,12 +482,16 @@ class PostgreSQLLedger:
         except psycopg.OperationalError as exc:
             raise LedgerUnavailableError(
                 f"Lost the connection to the PostgreSQL ledger {self._where} during a "
-                f"charge: {_reason(exc)}. Nothing was charged and nothing computed."
+                f"charge: {_reason(exc, self._dsn)}. Nothing was charged and nothing computed."
             ) from exc
         tx[1] = n + len(bodies)
 
     def budget(self):
-        """The budget stored with the ledger, or ``None``."""
+        """The budget stored with the ledger, or ``None`` (inside :meth:`transaction`:
+        the one read with the row lock)."""
+        tx = getattr(self._local, "tx", None)
+        if tx is not None and tx[2] is not None:
+            return tx[2]
         rows = self._run("SELECT budget FROM skhybrid_ledger WHERE name = %s", (self.name,))
         return json.loads(rows[0][0]) if rows and rows[0][0] is not None else None
 
@@ -432,23 +510,29 @@ class PostgreSQLLedger:
 
 
 def _parse(url):
-    """(libpq URL without ``ledger``, ledger name, printable URL without password)."""
+    """(libpq URL without ``ledger``, ledger name, printable URL).
+
+    The printable URL keeps the user name, the hosts, the database and the query keys in
+    ``_SHOWN_KEYS`` (and ``ledger``): a password, an ``sslpassword``, a mistyped key and
+    anything that does not parse as a host or a database name are left out.
+    """
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     names = [v for k, v in query if k == "ledger"]
     name = names[-1] if names else "default"
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(
             f"The ledger name in the URL (?ledger=...) must be 1-128 letters, digits or "
             f"'_.:-'; got {name!r}.")
     rest = [(k, v) for k, v in query if k != "ledger"]
     defaults = [(k, v) for k, v in _CONNECT_DEFAULTS.items() if k not in dict(rest)]
     dsn = urlunsplit(parts._replace(query=urlencode(rest + defaults)))
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        netloc = f"{userinfo.split(':', 1)[0]}@{host}"
-    public = [(k, v) for k, v in rest if k != "password"]
-    shown = urlunsplit(parts._replace(netloc=netloc,
-                                      query=urlencode(public + [("ledger", name)])))
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    if not all(_HOST.fullmatch(h) for h in hosts.split(",")):
+        hosts = "..."  # e.g. a password with an unescaped '/' cut the netloc short
+    netloc = f"{userinfo.split(':', 1)[0]}{at}{hosts}"
+    path = parts.path if "@" not in parts.path and ":" not in parts.path else "/..."
+    public = [(k, v) for k, v in rest if k in _SHOWN_KEYS]
+    shown = urlunsplit((parts.scheme, netloc, path,
+                        urlencode(public + [("ledger", name)]), ""))
     return dsn, name, shown

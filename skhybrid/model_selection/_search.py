@@ -165,6 +165,14 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     times the search learns about K (not about the data). The split, K and the
     candidates are drawn from ``random_state`` only.
 
+    joblib prints no progress line for the runs, whatever ``joblib.parallel_config``
+    says (and neither does a ``Parallel`` inside a run's fit on the calling thread). On
+    a cluster (joblib's Dask or Ray backend) each run is a task: the scheduler, its
+    dashboard and logs, and every client of the cluster see the runs and count K, as
+    they see the data and the runs' models and scores. Run a private search on a
+    cluster only when those are trusted with the private rows (see the docs page
+    "Running on a cluster").
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -386,11 +394,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # reproduces the search; each run gets its own stream.
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(candidates))
         X_val, y_val, val_private = _take(X, val), y[val], ~public[val]
-        runs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
-                          fit_params, X_val, y_val, val_private, metric, bound,
-                          np.random.default_rng(seed), restore)
-            for params, seed in zip(candidates, seeds))
+        # verbose=0 explicitly: joblib's progress lines ("Done 6 out of 6") count the runs,
+        # and an argument left out is taken from the caller's parallel_config; the config
+        # also silences a Parallel inside a run's fit (PPM's n_jobs) on this thread.
+        with _silent_joblib():
+            runs = Parallel(n_jobs=self.n_jobs, verbose=0)(
+                delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
+                              fit_params, X_val, y_val, val_private, metric, bound,
+                              np.random.default_rng(seed), restore)
+                for params, seed in zip(candidates, seeds))
         best = int(np.argmax([score for _, score, _ in runs]))
         if runs[best][0] is None:
             raise RuntimeError(
@@ -575,6 +587,16 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.sparse = inner.input_tags.sparse
         tags.target_tags.required = True
         return tags
+
+
+def _silent_joblib():
+    """``joblib.parallel_config(verbose=0)``: the caller's backend, no progress lines.
+    joblib < 1.3 has no configuration that sets a verbosity, so nothing to undo there."""
+    try:
+        from joblib import parallel_config
+    except ImportError:  # pragma: no cover - joblib < 1.3
+        return contextlib.nullcontext()
+    return parallel_config(verbose=0)
 
 
 def _seed(rng):

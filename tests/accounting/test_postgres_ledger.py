@@ -111,7 +111,8 @@ def test_from_ledger_refuses_a_missing_ledger_and_creates_nothing(pg_url):
 
 def test_pickles_as_url_and_id_and_a_foreign_ledger_is_refused(pg_url):
     acc = PrivacyAccountant(epsilon=1.0, ledger=pg_url)
-    assert acc._ledger.__getstate__() == {"url": pg_url, "ledger_id": acc._ledger.ledger_id}
+    assert acc._ledger.__getstate__() == {"url": pg_url, "ledger_id": acc._ledger.ledger_id,
+                                          "server_id": acc._ledger.server_id}
     copy = pickle.loads(pickle.dumps(acc))
     copy.spend([lap(0.25)])
     assert len(acc.events) == 1
@@ -393,3 +394,55 @@ def test_a_role_with_the_documented_grants_can_charge_and_no_more(postgres_serve
     with pytest.raises(LedgerUnavailableError, match="may not"):
         acc.spend([lap(0.4)])
     assert len(acc.events) == 1
+
+
+def test_every_charge_commits_synchronously_whatever_the_url_says(pg_url, monkeypatch):
+    """``synchronous_commit = off`` (here from the URL; a role or database setting or the
+    server default does the same) would let a crash forget charges whose spend returned:
+    each charge's transaction sets it back on for itself."""
+    import psycopg
+
+    url = pg_url + "&options=-csynchronous_commit%3Doff"
+    acc = PrivacyAccountant(epsilon=10.0, ledger=url)
+    seen = []
+    real_append = PostgreSQLLedger.append
+
+    def append(self, events):
+        seen.append(self._local.tx[0].execute("SHOW synchronous_commit").fetchone()[0])
+        real_append(self, events)
+
+    monkeypatch.setattr(PostgreSQLLedger, "append", append)
+    acc.spend([lap(0.5)])
+    acc.spend([lap(0.5)])
+    assert seen == ["on", "on"]
+    with psycopg.connect(_parse(url)[0]) as con:  # the URL's option does take effect
+        assert con.execute("SHOW synchronous_commit").fetchone()[0] == "off"
+
+
+def test_a_copy_of_the_ledger_elsewhere_is_refused(pg_url):
+    """The ledger id alone passes on every copy of the ledger; the identity pinned at open
+    (cluster, database, table) does not: here a copy of the tables in another schema, and a
+    cluster with another system identifier (a restored dump on another server)."""
+    acc = PrivacyAccountant(epsilon=1.0, ledger=pg_url)
+    acc.spend([lap(0.5)])
+    schema = "copy_" + os.urandom(4).hex()
+    with _admin(pg_url) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+        for table in ("skhybrid_ledger", "skhybrid_ledger_event"):
+            con.execute(f"CREATE TABLE {schema}.{table} AS SELECT * FROM public.{table}")
+    elsewhere = pickle.loads(pickle.dumps(acc))
+    elsewhere._ledger.__setstate__({**acc._ledger.__getstate__(),
+                                    "url": pg_url + f"&options=-csearch_path%3D{schema}"})
+    assert elsewhere._ledger.ledger_id == acc._ledger.ledger_id
+    with pytest.raises(RuntimeError, match="not the ledger this accountant was created with"):
+        elsewhere.spend([lap(0.5)])
+    cluster, rest = acc._ledger.server_id.split(":", 1)
+    other = pickle.loads(pickle.dumps(acc))
+    other._ledger.server_id = f"{int(cluster) + 1}:{rest}"
+    with pytest.raises(RuntimeError, match="not the ledger this accountant was created with"):
+        other.spend([lap(0.5)])
+    pickle.loads(pickle.dumps(acc)).spend([lap(0.5)])  # the real ledger, from a copy
+    assert _stored(pg_url) == (2, [0, 1])
+    with _admin(pg_url) as con:  # the copy took no charge
+        assert con.execute(f"SELECT count(*) FROM {schema}.skhybrid_ledger_event WHERE "
+                           "ledger = %s", (_parse(pg_url)[1],)).fetchone()[0] == 1

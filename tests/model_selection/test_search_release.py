@@ -151,6 +151,48 @@ def test_mutation_twin_printing_and_warning_per_run_shows_k(data, monkeypatch):
     assert outputs[0][2] != outputs[1][2] and outputs[0][3] != outputs[1][3]
 
 
+def _searched_under_joblib_verbosity(data, capsys, make=None, grid=None, **config):
+    """stdout + stderr of the searches of ``_seeds_with_different_k`` while the caller's
+    joblib configuration asks every Parallel for progress lines."""
+    joblib = pytest.importorskip("joblib")
+    X, y = data
+    public = np.arange(len(y)) % 3 == 0
+    printed = []
+    for seed, k in _seeds_with_different_k(6):
+        estimator = make() if make else DPLogisticRegression(classes=[0, 1])
+        with joblib.parallel_config(verbose=50, **config):
+            PrivateSearchCV(estimator, grid or {"C": [0.1, 1, 10]}, epsilon=1.0,
+                            random_state=seed).fit(X, y, public_mask=public)
+        out = capsys.readouterr()
+        printed.append((k, out.out + out.err))
+    return printed
+
+
+# PPM's fit runs a Parallel of its own when n_jobs > 1: inside a run it must stay silent.
+_PPM = (lambda: PPMHalfspaceClassifier(n_jobs=2), {"n_directions": [8, 16]})
+
+
+@pytest.mark.parametrize("config", [{}, {"n_jobs": 2, "backend": "threading"}])
+@pytest.mark.parametrize("ppm", [False, True])
+def test_joblib_verbosity_set_by_the_caller_does_not_print_k(data, capsys, config, ppm):
+    make, grid = _PPM if ppm else (None, None)
+    for _, text in _searched_under_joblib_verbosity(data, capsys, make, grid, **config):
+        assert text == ""
+
+
+def test_mutation_twin_parallel_taking_the_callers_verbosity_prints_k(data, capsys,
+                                                                     monkeypatch):
+    real = search_module.Parallel
+    monkeypatch.setattr(search_module, "Parallel",
+                        lambda *args, verbose=None, **kwargs: real(*args, **kwargs))
+    monkeypatch.setattr(search_module, "_silent_joblib", contextlib.nullcontext)
+    for k, text in _searched_under_joblib_verbosity(data, capsys):
+        assert f"Done {k:3d} out of {k:3d}" in text
+    # A run's own Parallel prints once per run: the line count differs with K.
+    (k_low, low), (k_high, high) = _searched_under_joblib_verbosity(data, capsys, *_PPM)
+    assert low.count("[Parallel(n_jobs=2)]: Done") < high.count("[Parallel(n_jobs=2)]: Done")
+
+
 def _bits(seed, parity):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 2, (300, 12))
