@@ -104,6 +104,19 @@ def _pm1(n, n_mask, d=8, seed=0):
     return np.where(rng.random((n, d)) < (1 + mu) / 2, 1, -1), None, np.arange(n) < n_mask
 
 
+def _disc(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = (np.linalg.norm(X, axis=1) > 0.6).astype(int)  # 1 = private, outside a disc
+    return X, y, y == 0
+
+
+def _parity_and_threshold(n, n_mask, seed=0):
+    X, _, mask = _parity_threshold(n, n_mask, seed=seed)
+    Y = np.column_stack([(X[:, 0] + X[:, 2]) % 2, X[:, -1] >= 20])
+    return X, Y, mask
+
+
 def _adaptation(n_source=60, n_target=200):
     D = make_adaptation_data(n_source=n_source, n_target=n_target, n_test=10,
                              random_state=0)
@@ -189,6 +202,9 @@ CASES = {
         PPMHalfspaceClassifier(epsilon=1.0, candidates="net", n_directions=8,
                                classes=[0, 1]),
         lambda: _gauss(100, 100, d=2), "public_mask"),
+    "PPMHalfspaceClassifier-exact": (
+        PPMHalfspaceClassifier(epsilon=1.0, candidates="exact", classes=[0, 1]),
+        lambda: _gauss(30, 60, d=2), "public_mask"),
     "ParityTransfer-local-epsilon": (
         ParityTransfer(epsilon=1.0, local_epsilon=2.0, rate="klnrs", classes=[0, 1]),
         lambda: _bits(1200, n_mask=600), "curator_mask"),
@@ -221,19 +237,6 @@ CASES = {
                                        max_iter=50),
         _adaptation, "public_mask"),
 }
-
-
-def _disc(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, size=(n, 2))
-    y = (np.linalg.norm(X, axis=1) > 0.6).astype(int)  # 1 = private, outside a disc
-    return X, y, y == 0
-
-
-def _parity_and_threshold(n, n_mask, seed=0):
-    X, _, mask = _parity_threshold(n, n_mask, seed=seed)
-    Y = np.column_stack([(X[:, 0] + X[:, 2]) % 2, X[:, -1] >= 20])
-    return X, Y, mask
 
 
 def _fit(name):
