@@ -404,3 +404,16 @@ def test_twin_a_mechanism_keeping_a_saved_state_is_found():
     values = np.random.default_rng(0).integers(0, 16, size=500)
     mech = _CDFKeepsItsGenerator(1.0, 4).fit(values, np.random.default_rng())
     assert find_generators(pickle.loads(pickle.dumps(mech)), "cdf") == ["cdf.state_['saved']"]
+
+
+@pytest.mark.parametrize("name", ["SubsampleTestReweigh", "SubsampleTestReweigh-curator-only"])
+def test_twin_reverting_str_detach_fails_this_audit(name, monkeypatch):
+    # The estimator-level twin on a real learner: STR without its reset hands its own
+    # generator (which drew the subsamples and the agents' noise) to the released
+    # hypothesis, and the audit above must see it, pickled and all.
+    from skhybrid.transfer import _str
+
+    monkeypatch.setattr(_str, "_detach_random_state", lambda h, base, params: h)
+    est, _, _ = _fit(name)
+    released = pickle.loads(pickle.dumps(est))
+    assert find_generators(released, name) == [f"{name}.hypothesis_.random_state"]
