@@ -43,3 +43,18 @@ def test_fresh_entropy_or_no_budget_is_quiet(fit):
         fit(None, PrivacyAccountant(epsilon=10.0, delta=1e-3))
         fit(np.random.default_rng(3), None)  # nothing tracked: tests and reproductions
         fit(np.random.default_rng(3), PrivacyAccountant())  # an unlimited budget
+
+
+
+@pytest.mark.parametrize("random_state", [0, np.random.default_rng()], ids=["int", "Generator"])
+def test_private_search_with_a_seed_or_generator_under_a_finite_budget_warns(random_state):
+    from skhybrid.model_selection import PrivateSearchCV
+
+    rng = np.random.default_rng(1)
+    Xs = rng.normal(size=(1500, 3))
+    ys = (Xs[:, 0] > 0).astype(int)
+    search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                             epsilon=1.0, accountant=PrivacyAccountant(epsilon=2.0),
+                             random_state=random_state)
+    with pytest.warns(SeedReuseWarning, match=r"(?s)The search keeps it.*stepped back"):
+        search.fit(Xs, ys)

@@ -375,15 +375,17 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.privacy_spent_ = {"central": (event.epsilon, event.delta), "local": (0.0, 0.0)}
         if accountant is not None:
             accountant.spend([event], source=type(self).__name__)
-            seeded = isinstance(self.random_state, (Integral, np.random.RandomState)) and (
-                not isinstance(self.random_state, bool))
+            seeded = self.random_state is not None
             if seeded and not nonprivate and accountant.budget("central")[0] < math.inf:
                 warnings.warn(
                     f"PrivateSearchCV: random_state={self.random_state!r} fixes the split, "
                     "the number of runs and every run's noise while the accountant's budget "
-                    "is finite: a second search with this seed on neighbouring data differs "
-                    "by exactly what differs in the data. Use random_state=None for "
-                    "releases; fixed seeds are for tests and reproductions.",
+                    "is finite. The search keeps it (get_params, pickle), so whoever holds "
+                    "the fitted search can replay them (a generator can be stepped back to "
+                    "before the search), and a second search with one seed on neighbouring "
+                    "data differs by exactly what differs in the data. Use "
+                    "random_state=None for releases; seeds and generators are for tests "
+                    "and reproductions.",
                     SeedReuseWarning, stacklevel=2)
         if self.verbose:
             print(f"[PrivateSearchCV] charged {self.privacy_spent_['central']}; "
