@@ -3,7 +3,6 @@
 import math
 import warnings
 
-
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
 from .accounting._accountant import best_view
