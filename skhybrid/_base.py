@@ -2,6 +2,8 @@
 
 import math
 import warnings
+import weakref
+from numbers import Integral
 
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
@@ -19,6 +21,25 @@ def nonprivate_event(population="central", source=""):
     """
     return PrivacyEvent("nonprivate", "nonprivate", math.inf, population=population,
                         source=source)
+
+
+#: Per accountant (held weakly), the (owner, seed) pairs already warned about: scikit-learn
+#: resets Python's once-per-location registry on every fit (``check_array`` filters
+#: warnings), so a search would repeat the warning for every fold.
+_SEED_WARNED = weakref.WeakKeyDictionary()
+
+
+def warn_seed_reuse(owner, random_state, accountant, message, stacklevel=2):
+    """Emit ``message`` as a :class:`~skhybrid.SeedReuseWarning`, once per accountant,
+    owner and seed (an int by value; a generator or ``RandomState`` by its type, since
+    ``clone`` copies it for every fold)."""
+    seed = (random_state if isinstance(random_state, Integral)
+            else type(random_state).__name__)
+    warned = _SEED_WARNED.setdefault(accountant, set())
+    if (owner, seed) in warned:
+        return
+    warned.add((owner, seed))
+    warnings.warn(message, SeedReuseWarning, stacklevel=stacklevel + 1)
 
 
 class PrivateEstimatorMixin:
@@ -47,7 +68,8 @@ class PrivateEstimatorMixin:
         return math.isinf(self.epsilon)
 
     def _make_rng(self):
-        """The fit's generator; warns when a fixed seed or a generator meets a finite budget.
+        """The fit's generator; warns when a fixed seed or a generator meets a finite budget
+        (once per accountant, class and seed).
 
         A seed or a generator passed as ``random_state`` makes the privacy noise a function
         of it, and the fitted estimator keeps it (``get_params``, pickle): whoever holds the
@@ -59,7 +81,8 @@ class PrivateEstimatorMixin:
         rng = check_generator(self.random_state)
         seeded = self.random_state is not None
         if seeded and self.accountant is not None and self._spends_finite_budget():
-            warnings.warn(
+            warn_seed_reuse(
+                type(self).__name__, self.random_state, self.accountant,
                 f"{type(self).__name__}: random_state={self.random_state!r} fixes the privacy "
                 "noise while the accountant's budget is finite. The estimator keeps it "
                 "(get_params, pickle), so whoever holds the fitted estimator can replay the "
@@ -67,7 +90,6 @@ class PrivateEstimatorMixin:
                 "and two fits with one seed (a refit, another CV fold) reuse the same noise. "
                 "Use random_state=None for releases; seeds and generators are for tests and "
                 "reproductions.",
-                SeedReuseWarning,
                 stacklevel=3,
             )
         return rng

@@ -1,5 +1,8 @@
 """The price of a search, before it runs."""
 
+import copy
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +16,7 @@ from sklearn.model_selection import (
 )
 
 from ..accounting import POPULATIONS, BudgetExceededError, best_view, compose_events
+from ..exceptions import PrivacyLeakWarning
 from ._probe import privacy_prefix, probe_events
 from ._scorers import _DPScorer, _PublicScorer
 from ._search import PrivateSearchCV
@@ -65,8 +69,11 @@ class SearchCost:
 
     def __str__(self):
         eps, delta = self.spent["central"]
+        what = (f"{self.n_fits} charged fits, {self.n_private_scores} charged scores"
+                if self.n_fits or self.n_private_scores else
+                "one charge covering every run, its scores and the refit")
         text = (f"this search costs (epsilon={eps:.6g}, delta={delta:.3g}) on the private rows "
-                f"({self.n_fits} charged fits, {self.n_private_scores} charged scores)")
+                f"({what})")
         if self.uncovered:
             text += "; NOT covered: " + "; ".join(self.uncovered)
         return text
@@ -129,14 +136,32 @@ def _private_search_event(search):
     return search._search_event(search._expected_runs(grid))[0]
 
 
+def _candidates(search):
+    """The candidates the search will fit, as it will draw them."""
+    if hasattr(search, "param_grid"):
+        return list(ParameterGrid(search.param_grid))
+    random_state = search.random_state
+    if random_state is None:
+        raise ValueError(
+            "search_cost cannot price a RandomizedSearchCV with random_state=None: the "
+            "search draws its candidates afresh, so the priced ones would not be the ones "
+            "fitted (and a sampled epsilon changes the charge). Pass an int random_state.")
+    # A RandomState is advanced by sampling: sample from a copy, so the search draws the
+    # same candidates after (if nothing else draws from it in between).
+    return list(ParameterSampler(search.param_distributions, search.n_iter,
+                                 random_state=copy.deepcopy(random_state)))
+
+
 def _sklearn_search_cost(search, X, y, fit_params):
     estimator = search.estimator
     prefix = privacy_prefix(estimator)
-    if hasattr(search, "param_grid"):
-        candidates = list(ParameterGrid(search.param_grid))
-    else:
-        candidates = list(ParameterSampler(search.param_distributions, search.n_iter,
-                                           random_state=search.random_state))
+    candidates = _candidates(search)
+    if isinstance(search.cv, Iterator):
+        raise ValueError(
+            "search_cost cannot price a search whose cv is a one-shot iterator (a "
+            "generator): pricing would consume it and the search would then fit nothing. "
+            "Pass a CV splitter (KFold(shuffle=True), ShuffleSplit) or a list of "
+            "(train, test) index pairs.")
     y = np.asarray(y)
     n = y.shape[0]
     cv = check_cv(search.cv, y, classifier=is_classifier(estimator))
@@ -147,10 +172,17 @@ def _sklearn_search_cost(search, X, y, fit_params):
             "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
     splits = list(cv.split(X, y))
     events, n_fits = [], 0
-    for params in candidates:
-        for train, _ in splits:
-            events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
-            n_fits += 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyLeakWarning)
+        for params in candidates:
+            for train, _ in splits:
+                events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
+                n_fits += 1
+    if any(issubclass(w.category, PrivacyLeakWarning) and "label set" in str(w.message)
+           for w in caught):
+        uncovered.append(
+            f"{type(estimator).__name__}'s label set is read from private labels (classes_ "
+            "and whether a fit succeeds depend on them); declare classes=[...]")
     refits = []
     if search.refit is not False:
         # The refit's candidate is chosen by the scores: every candidate's refit is priced
@@ -160,7 +192,10 @@ def _sklearn_search_cost(search, X, y, fit_params):
             if refit not in refits:
                 refits.append(refit)
         n_fits += 1
-    scorers = search.scoring if isinstance(search.scoring, dict) else {"score": search.scoring}
+    scoring = search.scoring
+    if isinstance(scoring, (list, tuple, set)):  # multi-metric by names
+        scoring = {name: name for name in scoring}
+    scorers = scoring if isinstance(scoring, dict) else {"score": scoring}
     n_scores = 0
     for scorer in scorers.values():
         n_calls = len(candidates) * len(splits) * (2 if search.return_train_score else 1)

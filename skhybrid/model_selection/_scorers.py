@@ -10,14 +10,17 @@ dividing by the public number of rows is post-processing.
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.metadata_routing import MetadataRequest
 
+from .._base import warn_seed_reuse
 from .._validation import check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant
+from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import LaplaceMechanism
 
 __all__ = ["public_scorer", "dp_scorer", "METRICS"]
@@ -90,19 +93,20 @@ class _RowScorer:
         request.score.add_request(param="public_mask", alias=True)
         return request
 
-    def _mask(self, public_mask, n_rows):
+    def _mask(self, public_mask, X, n_rows):
         if public_mask is None:
             raise ValueError(
                 f"{type(self).__name__[1:]} needs the validation fold's public_mask. Turn on "
                 "scikit-learn's metadata routing (sklearn.set_config(enable_metadata_routing="
                 "True)) and pass public_mask to the search's or cross_validate's fit."
             )
-        return check_mask(public_mask, n_rows, "public_mask")
+        # (a pandas Series mask is aligned to the fold's index, as the estimators do)
+        return check_mask(public_mask, n_rows, "public_mask", index=getattr(X, "index", None))
 
 
 class _PublicScorer(_RowScorer):
     def __call__(self, estimator, X, y, public_mask=None):
-        public = self._mask(public_mask, len(y))
+        public = self._mask(public_mask, X, len(y))
         if not public.any():
             raise ValueError(
                 "public_scorer got a validation fold with no public row, so it has nothing "
@@ -132,13 +136,39 @@ class _DPScorer(_RowScorer):
         return LaplaceMechanism(self.epsilon, check_metric(self.metric, self.score_bound)).event(
             source="dp_scorer")
 
+    def _accountant_for(self, estimator):
+        """The scorer's accountant; without one, the scored estimator's (its ``accountant``
+        or a step's), when it holds exactly one."""
+        if self.accountant is not None:
+            return self.accountant
+        found = {id(v): v for v in estimator.get_params(deep=True).values()
+                 if isinstance(v, PrivacyAccountant)}
+        if len(found) > 1:
+            warnings.warn(
+                "dp_scorer has no accountant and the scored estimator holds several, so this "
+                "score's epsilon is charged to none of them. Pass accountant= to dp_scorer.",
+                PrivacyLeakWarning, stacklevel=3)
+            return None
+        return next(iter(found.values()), None)
+
     def __call__(self, estimator, X, y, public_mask=None):
         n_rows = len(y)
         public = (np.zeros(n_rows, dtype=bool) if public_mask is None
-                  else check_mask(public_mask, n_rows, "public_mask"))
+                  else check_mask(public_mask, n_rows, "public_mask",
+                                  index=getattr(X, "index", None)))
         bound = check_metric(self.metric, self.score_bound, estimator)
-        if (~public).any() and self.accountant is not None:
-            self.accountant.spend([self.event()])
+        if (~public).any():
+            accountant = self._accountant_for(estimator)
+            if accountant is not None:
+                accountant.spend([self.event()])
+                if self.random_state is not None and accountant.budget()[0] < math.inf:
+                    warn_seed_reuse(
+                        "dp_scorer", self.random_state, accountant,
+                        f"dp_scorer: random_state={self.random_state!r} fixes the scores' "
+                        "noise while the accountant's budget is finite. The scorer keeps it, "
+                        "and a fitted search keeps the scorer (scorer_), so whoever holds the "
+                        "search can replay the noise and remove it; joblib workers repeat a "
+                        "seeded stream. Use random_state=None for releases.", stacklevel=2)
         scores = row_scores(estimator, X, y, self.metric, bound)
         rng = np.random.default_rng() if self._rng is None else self._rng
         return noisy_mean_score(scores, ~public, self.metric, bound, self.epsilon, rng)
@@ -209,7 +239,11 @@ def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
     score_bound : float, default=None
         Clipping bound of a row's absolute error (``"neg_mean_absolute_error"`` only).
     accountant : PrivacyAccountant, default=None
-        Charged once per call. With joblib workers use a durable ledger.
+        Charged once per call (on a fold with a private row), before the fold is read.
+        ``None``: the scored estimator's accountant (its ``accountant`` parameter, or a
+        Pipeline step's) when it holds exactly one, so the scores are charged where the
+        fits are (with several it warns and charges none). With joblib workers use a
+        durable ledger.
     random_state : int, Generator or None, default=None
         Noise source. ``None`` (fresh entropy for every call, and nothing kept) for
         releases: a seed or a generator is one stream for all calls in a process, kept by

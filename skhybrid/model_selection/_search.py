@@ -18,9 +18,9 @@ from sklearn.utils import check_array
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._base import warn_seed_reuse
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
-from ..exceptions import SeedReuseWarning
 from ._probe import check_private_steps, mask_fit_params, privacy_prefix, probe_events
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
@@ -377,7 +377,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             accountant.spend([event], source=type(self).__name__)
             seeded = self.random_state is not None
             if seeded and not nonprivate and accountant.budget("central")[0] < math.inf:
-                warnings.warn(
+                warn_seed_reuse(
+                    "PrivateSearchCV", self.random_state, accountant,
                     f"PrivateSearchCV: random_state={self.random_state!r} fixes the split, "
                     "the number of runs and every run's noise while the accountant's budget "
                     "is finite. The search keeps it (get_params, pickle), so whoever holds "
@@ -385,8 +386,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "before the search), and a second search with one seed on neighbouring "
                     "data differs by exactly what differs in the data. Use "
                     "random_state=None for releases; seeds and generators are for tests "
-                    "and reproductions.",
-                    SeedReuseWarning, stacklevel=2)
+                    "and reproductions.", stacklevel=2)
         if self.verbose:
             print(f"[PrivateSearchCV] charged {self.privacy_spent_['central']}; "
                   + ("every candidate scored exactly" if nonprivate else
