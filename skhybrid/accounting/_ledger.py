@@ -184,8 +184,8 @@ class SQLiteLedger:
         except sqlite3.Error as exc:  # "file is not a database", a read-only file, ...
             # SQLite's own message names no path and no data: it is kept.
             raise ValueError(
-                f"ledger={where}: SQLite cannot use this file as a ledger ({exc}); nothing "
-                "was written to it. Give the path of a new file (e.g. 'budget.sqlite') or "
+                f"ledger={where}: SQLite cannot use this file as a ledger ({exc}); no "
+                "ledger was opened. Give the path of a new file (e.g. 'budget.sqlite') or "
                 "of a ledger an accountant wrote, in a directory this process may "
                 "write to.") from None
         finally:
