@@ -326,9 +326,13 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
                 found, source = public_labels, "public"
         if found is None:
             found = np.unique(y)
+            # A learner without public rows (the hybrid model's curator rows are private)
+            # gets no word about public rows it does not have.
+            why = (f"its public rows do not show {need} labels" if trusted is not None
+                   else "none of its rows is public")
             warnings.warn(
-                f"{estimator} was given no classes= and its public rows do not show {need} "
-                "labels, so the label set was read from private rows: classes_, the shape of "
+                f"{estimator} was given no classes= and {why}, so the label set was read "
+                "from private rows: classes_, the shape of "
                 "predict_proba and whether the fit succeeds are outside the privacy guarantee. "
                 "Declare the label set with classes=[...].",
                 PrivacyLeakWarning,

@@ -149,3 +149,49 @@ def test_unknown_category_of_a_private_row_is_not_quoted():
     with pytest.raises(ValueError, match="category that the public rows do not show") as info:
         t.transform(X)
     assert SECRET not in str(info.value)
+
+
+
+# ---- the local mechanisms: the agents' values are the private data
+
+OUTSIDE = 271828  # an out-of-domain agent value, as distinctive as the canary
+
+
+def _agents(low_outside=False):
+    # The canary is an in-domain agent value; the smallest value when nothing is negative.
+    return np.array([40000, CANARY, 50000, -OUTSIDE if low_outside else OUTSIDE])
+
+
+def _local(name):
+    import skhybrid.mechanisms.local as local
+
+    return {
+        "HadamardResponse.randomize": lambda v: local.HadamardResponse(1.0, 1 << 16).randomize(
+            v, np.random.default_rng(0)),
+        "HierarchicalCDF.fit": lambda v: local.HierarchicalCDF(1.0, 16).fit(
+            v, np.random.default_rng(0)),
+        "HierarchicalCDF.randomize": lambda v: local.HierarchicalCDF(1.0, 16).randomize(
+            v, np.random.default_rng(0)),
+        "HeavyHitters.fit": lambda v: local.HeavyHitters(1.0, 1 << 16, 0.1).fit(
+            v, np.random.default_rng(0)),
+    }[name]
+
+
+@pytest.mark.parametrize("low_outside", [False, True], ids=["above", "below"])
+@pytest.mark.parametrize("name", ["HadamardResponse.randomize", "HierarchicalCDF.fit",
+                                  "HierarchicalCDF.randomize", "HeavyHitters.fit"])
+def test_local_domain_refusal_names_no_agent_value(name, low_outside):
+    with pytest.raises(ValueError, match=r"values must lie in the public domain \[0, 65536\)"
+                       ) as info:
+        _local(name)(_agents(low_outside))
+    message = str(info.value)
+    assert str(CANARY) not in message and str(OUTSIDE) not in message, message
+
+
+def test_old_local_domain_message_would_have_quoted_the_canary():
+    # The twin: the message before the fix printed the range of the agents' values, so the
+    # test above would have failed on it (the canary is the minimum, the outlier the maximum).
+    values = _agents()
+    old = (f"values must lie in [0, {1 << 16}); got range "
+           f"[{values.min()}, {values.max()}]. Map them into the public domain.")
+    assert str(CANARY) in old and str(OUTSIDE) in old

@@ -126,3 +126,16 @@ def test_estimators_refuse_extreme_epsilon_before_charging(eps):
         with pytest.raises(ValueError, match="epsilon must lie in"):
             fit(acc)
         assert acc.events == []
+
+
+def test_label_set_warning_speaks_of_public_rows_only_when_there_are_some():
+    from skhybrid import PrivacyLeakWarning
+    from skhybrid._validation import resolve_classes
+
+    y = np.array([0, 1, 0, 1])
+    with pytest.warns(PrivacyLeakWarning, match="none of its rows is public") as record:
+        resolve_classes(y, None, estimator="Est", trusted=None, binary=True)
+    assert "public rows do not show" not in str(record[0].message)
+    with pytest.warns(PrivacyLeakWarning, match="its public rows do not show exactly two"):
+        resolve_classes(y, None, estimator="Est", trusted=np.array([1, 0, 0, 0], bool),
+                        binary=True)

@@ -140,7 +140,12 @@ class PrivacyAccountant:
         another accountant declaring a different budget on the same ledger is refused
         (``ValueError``), and every charge is checked against the stored budget. An
         in-memory accountant copied into a worker process (pickled, or by ``fork``)
-        refuses to spend rather than lose the charge.
+        refuses to spend rather than lose the charge. A SQLite path has ``~`` expanded
+        and is resolved to an absolute path once, here. A new ledger needs an existing
+        directory and, given as a bare name, a suffix (``"budget.sqlite"``, not
+        ``"budget"`` or ``"Memory"``, which would silently create a file in the working
+        directory; ``"./budget"`` is accepted); an existing file that is not a ledger is
+        refused (``ValueError``) and left unchanged.
 
     Attributes
     ----------
@@ -507,15 +512,16 @@ class PrivacyAccountant:
 
         if is_postgres_url(ledger):
             backend = PostgreSQLLedger(ledger, create=False)
-        elif isinstance(ledger, (str, os.PathLike)) and not os.path.exists(ledger):
+        elif isinstance(ledger, (str, os.PathLike)) and not os.path.exists(
+                os.path.expanduser(ledger)):
             if looks_like_url(ledger):
                 # Not echoed: a mistyped URL may carry a password.
                 raise ValueError(
                     "No ledger at the given location, which looks like a URL but does not "
                     "start with postgresql:// or postgres:// (it is not repeated here: it "
                     "may hold a password). Check the URL's scheme.")
-            raise ValueError(f"No ledger at {os.fspath(ledger)!r}: nothing was created. "
-                             "Check the path.")
+            raise ValueError(f"No ledger at {os.fspath(ledger)!r} (given as ledger=): "
+                             "nothing was created. Check the path.")
         else:
             backend = make_ledger(ledger)
         if backend.budget() is None:

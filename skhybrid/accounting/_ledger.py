@@ -157,19 +157,40 @@ class SQLiteLedger:
         # Resolved once, here: a pickled copy must reach this very file from a worker
         # whose working directory differs (a relative path would name another file there,
         # e.g. a copy of the project directory holding a copy of the ledger).
-        self.path = os.path.realpath(os.fspath(path))
+        self.path = sqlite_ledger_path(path)
         self._local = threading.local()
-        with self._connect() as con:
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS events ("
-                "id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)"
-            )
-            con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            con.execute("INSERT OR IGNORE INTO meta VALUES ('ledger_id', ?)",
-                        (uuid.uuid4().hex,))
-            self.ledger_id = con.execute(
-                "SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()[0]
-        con.close()
+        where = _where(path, self.path)
+        con = None
+        try:
+            con = self._connect()
+            with con:
+                tables = {name for (name,) in con.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if tables - _LEDGER_TABLES:
+                    # Never add a ledger's tables to someone else's database.
+                    raise ValueError(
+                        f"ledger={where} is a SQLite database but not a privacy ledger (it "
+                        "holds other tables); nothing was written to it. Give the path of a "
+                        "new file (e.g. 'budget.sqlite') or of a ledger an accountant wrote.")
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS events ("
+                    "id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)"
+                )
+                con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                con.execute("INSERT OR IGNORE INTO meta VALUES ('ledger_id', ?)",
+                            (uuid.uuid4().hex,))
+                self.ledger_id = con.execute(
+                    "SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()[0]
+        except sqlite3.Error as exc:  # "file is not a database", a read-only file, ...
+            # SQLite's own message names no path and no data: it is kept.
+            raise ValueError(
+                f"ledger={where}: SQLite cannot use this file as a ledger ({exc}); no "
+                "ledger was opened. Give the path of a new file (e.g. 'budget.sqlite') or "
+                "of a ledger an accountant wrote, in a directory this process may "
+                "write to.") from None
+        finally:
+            if con is not None:
+                con.close()
 
     def __getstate__(self):
         return {"path": self.path, "ledger_id": self.ledger_id}
@@ -266,6 +287,65 @@ class SQLiteLedger:
 
     def describe(self):
         return f"sqlite:{self.path}"
+
+
+_LEDGER_TABLES = {"events", "meta", "sqlite_sequence"}
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _where(given, resolved):
+    """How a message names a SQLite ledger path: the resolved path, unless what was given
+    looks like a (mistyped) URL, which may hold a password and is never repeated."""
+    if looks_like_url(given):
+        return "<a location that looks like a URL; not repeated, it may hold a password>"
+    return repr(resolved)
+
+
+def sqlite_ledger_path(path):
+    """The absolute path of a SQLite ledger given as ``ledger=``, with ``~`` expanded.
+
+    Raises ``ValueError`` (naming ``ledger=``, the path and the fix) when no ledger can be
+    created there: a directory, a missing parent directory, or a new file given as a bare
+    name with no suffix and no directory (``ledger="Memory"`` would otherwise create a
+    file called ``Memory`` in the working directory). An existing file is opened
+    whatever its name.
+    """
+    given = os.fspath(path)
+    given = given if isinstance(given, str) else os.fsdecode(given)
+    resolved = os.path.realpath(os.path.expanduser(given))
+    where = _where(given, resolved)
+    if os.path.isdir(resolved):
+        raise ValueError(f"ledger={where} is a directory; give the path of a file in it, "
+                         "e.g. os.path.join(directory, 'budget.sqlite').")
+    if os.path.isfile(resolved) and os.path.getsize(resolved):
+        try:
+            with open(resolved, "rb") as file:
+                header = file.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise ValueError(f"ledger={where}: this process cannot read the file "
+                             f"({exc.strerror}). Check its permissions.") from None
+        if header != _SQLITE_HEADER:
+            # SQLite would take a file shorter than its header for an empty database and
+            # overwrite it: check the magic string first.
+            raise ValueError(f"ledger={where} is not a SQLite file (it exists and holds "
+                             "something else); nothing was written to it. Give the path of "
+                             "a new file (e.g. 'budget.sqlite') or of a ledger an "
+                             "accountant wrote.")
+    if not os.path.exists(resolved):
+        parent = os.path.dirname(resolved)
+        if not os.path.isdir(parent):
+            raise ValueError(f"ledger={where}: its directory does not exist, so no ledger "
+                             "can be created there (nothing was created). Create the "
+                             "directory first (os.makedirs) or give another path.")
+        if os.path.basename(given) == given and not os.path.splitext(given)[1]:
+            name = (where if looks_like_url(given) else repr(given))
+            raise ValueError(
+                f"ledger={name} is a bare name with no suffix: it would create a file of "
+                "that name in the working directory (nothing was created). For an "
+                "in-memory ledger pass ledger=None or ledger='memory'; for a SQLite file "
+                "give a name with a suffix (e.g. 'budget.sqlite') or a path with a "
+                "directory (e.g. './budget').")
+    return resolved
 
 
 def looks_like_url(ledger):

@@ -625,11 +625,18 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         # With max_iter=None the rounds are as many local batches as fit, and a larger ε
         # shrinks the batches: more rounds, more curator rows. Only an explicit max_iter
         # makes "raise epsilon" advice.
-        rounds_hint = (f"max_iter={T} rounds" if self.max_iter is not None else
-                       f"max_iter={T} rounds (derived: as many batches of {n0} local agents "
-                       "as fit; a larger epsilon fits more rounds, so pass a smaller "
-                       "max_iter instead)")
+        # At one round there is nothing to lower: no "lower max_iter" advice then.
+        rounds = f"max_iter={T} round" + ("s" if T != 1 else "")
+        if self.max_iter is not None:
+            rounds_hint = rounds
+        elif T > 1:
+            rounds_hint = (f"{rounds} (derived: as many batches of {n0} local agents as fit; "
+                           "a larger epsilon fits more rounds, so pass a smaller max_iter "
+                           "instead)")
+        else:
+            rounds_hint = f"{rounds} (derived: one batch of {n0} local agents)"
         raise_eps = ", or raise epsilon" if self.max_iter is not None else ""
+        lower = "max_iter, " if T > 1 else ""
 
         def too_small(m):
             n_min = str_min_curator_size(eps, dlt, T, kappa, m, learner_epsilon=self.base_epsilon,
@@ -638,8 +645,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 f"{n_c} curator rows are too few for epsilon={eps}, delta={dlt} over "
                 f"{rounds_hint} with accounting={self.accounting!r}: with "
                 f"subsample_size={m}, base_epsilon={self.base_epsilon} and kappa={kappa:.4g} "
-                f"the minimum is n = {n_min} curator rows. Add curator rows, or lower max_iter, "
-                f"subsample_size or base_epsilon{raise_eps}."
+                f"the minimum is n = {n_min} curator rows. Add curator rows, or lower "
+                f"{lower}subsample_size or base_epsilon{raise_eps}."
             )
 
         if self.subsample_size is not None:
@@ -662,8 +669,10 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                     f"for epsilon={eps}, delta={dlt} over {rounds_hint}: too few for a "
                     f"round's learner on {n_features} features (STR needs "
                     f"{m_learn} = {_MIN_ROWS_PER_FEATURE}*(n_features+1)). That takes "
-                    f"n = {n_min} curator rows; or lower max_iter{raise_eps}, or pass "
-                    "subsample_size explicitly to override. Nothing was charged."
+                    f"n = {n_min} curator rows; "
+                    + (f"or lower max_iter{raise_eps}, " if T > 1 else
+                       f"{raise_eps[2:]}, " if raise_eps else "")
+                    + "or pass subsample_size explicitly to override. Nothing was charged."
                 )
         plan = {
             "algorithm": 2, "accounting": self.accounting, "max_iter": T, "kappa": kappa,

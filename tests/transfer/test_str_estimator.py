@@ -338,3 +338,19 @@ def test_refusal_advice_depends_on_whether_max_iter_was_derived():
         messages[max_iter] = str(info.value)
     assert "derived" in messages[None] and "raise epsilon" not in messages[None]
     assert "raise epsilon" in messages[20] and "derived" not in messages[20]
+
+
+@pytest.mark.parametrize("max_iter", [None, 1])
+def test_refusal_at_one_round_does_not_advise_lowering_max_iter(max_iter):
+    # One batch of local agents (derived) or max_iter=1 given: there is no round to drop.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(15_000, 20))
+    y, mask = (X[:, 0] > 0).astype(int), np.arange(15_000) < 3_000
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match="max_iter=1 round") as info:
+        SubsampleTestReweigh(epsilon=1.0, delta=1e-6, alpha=0.1, classes=[0, 1],
+                             max_iter=max_iter, accountant=acc).fit(X, y, curator_mask=mask)
+    message = str(info.value)
+    assert "lower max_iter" not in message and "smaller max_iter" not in message, message
+    assert ("raise epsilon" in message) == (max_iter is not None)
+    assert acc.events == []

@@ -85,8 +85,10 @@ def _check_domain_values(values, high, name="values"):
             raise ValueError(f"{name} must be integers in [0, {high}); got dtype {values.dtype} "
                              "with non-integral entries.")
     if values.min() < 0 or values.max() >= high:
-        raise ValueError(f"{name} must lie in [0, {high}); got range "
-                         f"[{values.min()}, {values.max()}]. Map them into the public domain.")
+        # The values are the agents' private data: say which domain, never which value.
+        raise ValueError(f"{name} must lie in the public domain [0, {high}); some entries lie "
+                         "outside it. Map them into the domain (e.g. clip or bucket them) "
+                         "before randomizing.")
     return values.astype(np.int64)
 
 
