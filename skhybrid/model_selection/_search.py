@@ -358,10 +358,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 _warn_again(caught)
                 # Neither chained nor copied as is: numpy's and Python's conversion errors
                 # quote the offending cell, which may be a private one.
+                reason = _unquoted(failure)
+                if "Nothing was charged" not in reason:
+                    reason += " Nothing was charged."
                 raise ValueError(
                     f"{type(self.estimator).__name__} with {params} cannot run as one step of "
                     f"the search (epsilon={settings[prefix + 'epsilon']:.4g}, delta=0): "
-                    f"{_unquoted(failure)} Nothing was charged.") from None
+                    f"{reason}") from None
             try:
                 self._check_run_events(events, settings[prefix + "epsilon"], params)
             except ValueError:

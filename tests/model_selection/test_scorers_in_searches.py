@@ -118,3 +118,11 @@ def test_search_cost_edge_cases():
     # PrivateSearchCV: one charge covers it all
     text = str(search_cost(PrivateSearchCV(est, {"C": [0.1, 1.0]}, epsilon=1.0), X, Y))
     assert "one charge covering every run, its scores and the refit" in text
+
+
+def test_a_refused_run_says_nothing_was_charged_once():
+    search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"tol": [1e-19]},
+                             epsilon=1.0, accountant=PrivacyAccountant(epsilon=2.0))
+    with pytest.raises(ValueError, match="tol=1e-19 is below") as info:
+        search.fit(X, Y)
+    assert str(info.value).count("Nothing was charged") == 1
