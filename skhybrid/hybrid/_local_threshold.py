@@ -143,8 +143,8 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
       ``< α/4 + 2λ``, and the boundary just above the true threshold errs only inside it.
     * ``2K t/n₂`` is the counting error of the second half: ``n₂ = n − ⌊n/2⌋`` agents send
       one HRR report of (label, bin) on ``2K`` values; w.p. ``≥ 1 − β/4`` every count is
-      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (Hadamard response and heavy hitters in
-      docs/notes/building_blocks.rst), and a
+      within ``t = c_ε sqrt(2 n₂ ln(16K/β))`` (Hadamard response on ``2K`` values at
+      failure ``β/4``: ``ln(2·2K/(β/4))``; docs/notes/building_blocks.rst), and a
       candidate's error sums ``K`` counts, so the chosen candidate is within ``2Kt/n₂`` of
       the best one.
     * the last term: Hoeffding and a union bound over the ``K + 1`` candidates (fixed
@@ -153,7 +153,7 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
     At ``n = app_a_local_size(b, α, β, ε)`` (:mod:`skhybrid.hybrid._constants`) the
     quantile term is ``λ ≤ α/16``, i.e. the paper's ``α/4 + 2·α/16``; the paper's "``n/2``
     is sufficiently large" for the counting half is looser than our union bound (the
-    ``2Kt/n₂`` term needs ``n₂ ≥ 128 K² c_ε² ln(8K/β)/α²`` to be ``≤ α/4``).
+    ``2Kt/n₂`` term needs ``n₂ ≥ 128 K² c_ε² ln(16K/β)/α²`` to be ``≤ α/4``).
 
     Returns
     -------

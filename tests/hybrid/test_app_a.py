@@ -85,6 +85,16 @@ def test_min_agents_formula():
     assert app_a_min_agents(8, 0.1, 1.0) == 2 * n_q * T * per_round
 
 
+def test_count_term_is_the_documented_formula():
+    # app_a_error_bound's docstring: t = c_eps sqrt(2 n2 ln(16K/beta)), count = 2Kt/n2.
+    n, b, alpha, beta, eps = 100_000, 8, 0.1, 0.05, 1.0
+    K, _, _ = _app_a_shape(b, alpha)
+    n2 = n - n // 2
+    t = math.sqrt(2 * n2 * math.log(16 * K / beta)) / math.tanh(eps / 2)
+    got = app_a_error_bound(n, b, alpha, beta, eps)["count_term"]
+    assert got == pytest.approx(2 * K * t / n2, rel=1e-12)
+
+
 def test_bound_ties_to_constants():
     # At App. A's derived sample size the quantile tolerance is the paper's α/16.
     b, alpha, beta = 8, 0.1, 0.1
