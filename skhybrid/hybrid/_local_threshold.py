@@ -22,7 +22,7 @@ from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
 from ..mechanisms.local.cdf import HierarchicalCDF
 from ..mechanisms.local.frequency_oracle import HadamardResponse
-from ..mechanisms.local.quantile import rr_quantile_search
+from ..mechanisms.local.quantile import QuantileSearch
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -91,6 +91,9 @@ def threshold_from_cdf(cdf, bits):
 #: search in docs/notes/building_blocks.rst);
 #: only the *minimum* number of agents depends on it, never the reports.
 _APP_A_DESIGN_BETA = 0.05
+#: Largest mass tolerance passed to the quantile search, which needs ``λ < 1``; the
+#: minimum number of agents (:func:`app_a_min_agents`) is computed at this ``λ``.
+_APP_A_MAX_LAMBDA = 0.999999
 
 
 def _app_a_shape(bits, alpha):
@@ -118,14 +121,32 @@ def _app_a_lambda(m_round, T, beta_q, epsilon):
 def app_a_min_agents(bits, alpha, epsilon):
     """Fewest agents for which :func:`app_a_threshold` runs (every quantile round has ``λ < 1``).
 
-    ``2 n_q T ⌈c_ε² ln(2T/β_d)/2⌉`` with ``β_d = 0.05/(4 n_q)``: below it the quantile
-    search's Hoeffding bound is vacuous and ``rr_quantile_search`` refuses to run.
+    ``2 n_q T ⌈c_ε² ln(2T/β_d)/(2 λ_max²)⌉`` with ``β_d = 0.05/(4 n_q)`` and
+    ``λ_max = 0.999999``, the largest tolerance the quantile search accepts: below it the
+    search's Hoeffding bound is vacuous and the search refuses to run. Computed at
+    ``λ_max`` (not at 1), so a fit that passes this check before its charge also passes
+    the search's own check after it.
     """
     K, n_q, T = _app_a_shape(bits, alpha)
     beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
     c_eps = 1.0 / math.tanh(epsilon / 2) if np.isfinite(epsilon) else 1.0
-    per_round = math.ceil(c_eps**2 * math.log(2 * T / beta_q) / 2 * (1 + 1e-9))
+    per_round = math.ceil(c_eps**2 * math.log(2 * T / beta_q)
+                          / (2 * _APP_A_MAX_LAMBDA**2) * (1 + 1e-9))
     return 2 * n_q * T * per_round
+
+
+def _app_a_search(m_round, bits, alpha, epsilon):
+    """The quantile search one group runs with ``m_round`` agents per round (ε finite).
+
+    ``λ`` is inflated by ``1e-9`` so the search's own size check (the same formula, in
+    floating point) passes with ``m_round`` agents, and clipped to ``λ_max``, where
+    :func:`app_a_min_agents` sized the rounds.
+    """
+    K, n_q, T = _app_a_shape(bits, alpha)
+    beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
+    lam = _app_a_lambda(m_round, T, beta_q, epsilon)
+    return QuantileSearch(epsilon, 0.0, float(1 << int(bits)), 0.25,
+                          min(lam * (1 + 1e-9), _APP_A_MAX_LAMBDA), beta_q)
 
 
 def app_a_error_bound(n, bits, alpha, beta, epsilon):
@@ -181,7 +202,8 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
 
     1. **Quantiles** (first ``⌊n/2⌋`` agents, in ``n_q = ⌈4/α⌉ − 1`` equal groups): group
        ``i`` runs the randomized-response binary search of BKNSS Thm 2.19
-       (:func:`~skhybrid.mechanisms.local.rr_quantile_search`, fresh agents per round)
+       (:meth:`~skhybrid.mechanisms.local.QuantileSearch.search_integers`, fresh agents
+       per round, exact integer comparisons)
        for the ``i·α/4``-quantile on ``[0, 2^b]`` with ``τ = 1/4``; the boundary is
        ``q_i = ⌊hi⌋`` of the returned bracket (the bracket holds at most one integer, so
        ``F(q_i) = F(hi) ≥ p − λ`` and ``F(q_i − 1) ≤ F(lo) < p + λ``). Sorting the ``q_i``
@@ -244,11 +266,10 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
     for i, g in enumerate(groups, start=1):  # n_q = ⌈4/α⌉ − 1 searches, not agents
         p_star = i * alpha / 4
         if private:
-            # λ slightly inflated so the search's own size check (same formula) passes.
-            _, hi = rr_quantile_search(t[g].astype(float), p_star, epsilon, rng, 0.0,
-                                       float(top), 0.25, min(lam * (1 + 1e-9), 0.999999),
-                                       beta_q)
-            q[i - 1] = min(int(math.floor(hi)), top)
+            # Integer arithmetic: a float midpoint is not exact beyond 2^53.
+            _, hi = _app_a_search(m_round, bits, alpha, epsilon).search_integers(
+                t[g], p_star, rng)
+            q[i - 1] = min(math.floor(hi), top)
         else:
             q[i - 1] = np.quantile(t[g], p_star, method="inverted_cdf")
     bounds = np.concatenate([[0], np.sort(q), [top]])
