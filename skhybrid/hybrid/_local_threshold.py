@@ -20,7 +20,7 @@ from ..learners._parity import (
 from ..learners._parity_core import boosted_private_parity, predict_parity
 from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
-from ..mechanisms.local.cdf import HierarchicalCDF
+from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF
 from ..mechanisms.local.frequency_oracle import HadamardResponse
 from ..mechanisms.local.quantile import QuantileSearch
 from ..utils._sklearn_compat import (
@@ -48,8 +48,11 @@ __all__ = [
     "app_a_min_agents",
 ]
 
-#: Above this many bits the threshold is searched on a grid of 2^16 + 1 candidates.
-_FULL_SEARCH_BITS = 16
+#: Up to this many bits the referee evaluates every threshold of ``[0, 2^b]``: the
+#: hierarchical CDF keeps a dense table of the ``2^{b+1}`` label-encoded values up to
+#: there. Above it the error is minimised exactly over the pieces on which it is
+#: constant (empirical CDF, Laplace tree), and the agents' hierarchical CDF is refused.
+_DENSE_SEARCH_BITS = DENSE_MAX_BITS - 1
 
 
 def encode_labelled(t, labels, bits):
@@ -57,32 +60,64 @@ def encode_labelled(t, labels, bits):
     return (labels.astype(np.int64) << bits) | t
 
 
+def _refuse_unsearchable(bits, what):
+    raise ValueError(
+        f"threshold_bits={bits} is too large for {what}: the referee minimises the estimated "
+        "error exactly over all 2**threshold_bits + 1 thresholds, which the agents' "
+        f"hierarchical CDF supports up to threshold_bits={_DENSE_SEARCH_BITS}. Coarsen the "
+        f"threshold feature (drop its low bits) to at most {_DENSE_SEARCH_BITS} bits, or "
+        "use LocalThresholdClassifier(method='app-a'); nothing was charged.")
+
+
 def threshold_from_cdf(cdf, bits):
     """Empirical-risk-minimising threshold from a CDF ``G`` of the encoded ``(label, t)``.
 
     With ``u = label·2^b + t`` and ``G(w) = Pr[u ≤ w]``, the error of "predict 1 iff
     ``t ≥ θ``" is ``Pr[label=1, t<θ] + Pr[label=0, t≥θ] = G(2^b + θ − 1) − G(θ − 1)``
-    (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. If ``G`` has sup error ``a``, the returned
-    ``θ`` has empirical error within ``4a`` of the best threshold (post-processing).
+    (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. The minimum is taken over **all** ``2^b + 1``
+    thresholds, exactly: for ``b <= 19`` every threshold is evaluated; above, the
+    estimated error is constant between the CDF's breakpoints (an empirical CDF steps
+    only at ``θ = (u mod 2^b) + 1``; the Laplace tree, truncated at ``L`` levels, only at
+    multiples of ``2^{b+1−L}``), so the first threshold of each piece is evaluated. Ties
+    go to the smallest threshold. If ``G`` has sup error ``a``, the returned ``θ`` has
+    empirical error within ``4a`` of the best threshold (post-processing).
+
+    Parameters
+    ----------
+    cdf : EmpiricalCDF, LaplaceTreeCDF or HierarchicalCDF
+        A fitted CDF of the encoded values on ``b + 1`` bits (a hierarchical CDF only for
+        ``b <= 19``, where its table is dense).
+    bits : int
+        ``b``.
 
     Returns
     -------
     theta : int in [0, 2^bits]
     errors : ndarray
-        Estimated error of each candidate.
+        Estimated error of each piece: every threshold in ``[starts[i], starts[i+1])``
+        (the last piece is ``{2^b}``) has estimated error ``errors[i]``.
+    starts : ndarray of int64
+        The first threshold of each piece (every threshold ``0..2^b`` for ``b <= 19``).
     """
     top = 1 << bits
-    if bits <= _FULL_SEARCH_BITS:
-        theta = np.arange(top + 1, dtype=np.int64)
+    if bits <= _DENSE_SEARCH_BITS:
+        starts = np.arange(top + 1, dtype=np.int64)
+    elif isinstance(cdf, EmpiricalCDF):
+        # G(θ−1) steps at θ = u + 1 (u < 2^b), G(2^b+θ−1) at θ = u − 2^b + 1 (u ≥ 2^b).
+        steps = (np.asarray(cdf.values, dtype=np.int64) & (top - 1)) + 1
+        starts = np.unique(np.concatenate([np.array([0, top], dtype=np.int64), steps]))
+    elif isinstance(cdf, LaplaceTreeCDF):
+        # cdf(w) reads only (w + 1) >> (b + 1 − L): constant on blocks of 2^{b+1−L}.
+        starts = np.arange(0, top + 1, 1 << (cdf.bits - cdf.levels), dtype=np.int64)
     else:
-        theta = np.unique(np.linspace(0, top, (1 << _FULL_SEARCH_BITS) + 1).astype(np.int64))
+        _refuse_unsearchable(bits, f"an exact search on a {type(cdf).__name__}")
     query = cdf.cdf
-    lower = np.zeros(theta.shape)
-    pos = theta > 0
-    lower[pos] = query(theta[pos] - 1)
-    upper = query(top + theta - 1)
+    lower = np.zeros(starts.shape)
+    pos = starts > 0
+    lower[pos] = query(starts[pos] - 1)
+    upper = query(top + starts - 1)
     errors = np.asarray(upper, dtype=float) - lower
-    return int(theta[np.argmin(errors)]), errors
+    return int(starts[np.argmin(errors)]), errors, starts
 
 
 # ------------------------------------------------------------------ App. A (faithful)
@@ -319,7 +354,10 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     threshold_feature : int, default=-1
         Column index of the integer threshold feature; the other columns are ignored.
     threshold_bits : int, default=8
-        ``b``: the feature's public domain is ``[0, 2^b)``.
+        ``b``: the feature's public domain is ``[0, 2^b)``. ``method="cdf"`` with a
+        finite ``epsilon`` supports ``b <= 19`` (the referee searches every threshold of
+        the agents' CDF; larger ``b`` is refused before the charge); ``np.inf`` and
+        ``"app-a"`` support ``b <= 61``.
     alpha : float in (0, 1), default=0.1
         Target accuracy. ``method="cdf"``: used only by :meth:`error_bound`.
         ``method="app-a"``: sets the quantile grid ``α/4, 2α/4, …`` (``⌈4/α⌉`` bins).
@@ -347,8 +385,12 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     threshold_ : int in [0, 2^b]
         Predict ``classes_[1]`` iff ``t ≥ threshold_``.
     estimated_errors_ : ndarray
-        Estimated training error of each candidate threshold (all of ``[0, 2^b]`` for
-        ``"cdf"``, the ``K + 1`` bin boundaries for ``"app-a"``).
+        Estimated training error at each of ``candidate_thresholds_``.
+    candidate_thresholds_ : ndarray of int64
+        ``"cdf"``: the first threshold of each piece of ``[0, 2^b]`` on which the
+        estimated error is constant (every threshold for ``threshold_bits <= 19``); the
+        minimum is over all thresholds (:func:`threshold_from_cdf`). ``"app-a"``: the
+        ``K + 1`` bin boundaries, the only candidates.
     boundaries_ : ndarray of shape (K + 1,)
         ``"app-a"`` only: the sorted quantile boundaries ``0 = q_0 ≤ … ≤ q_K = 2^b``.
     bin_counts_ : ndarray of shape (2, K)
@@ -440,6 +482,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
             return self._fit_app_a(t[local], bits[local], name, population)
+        if not self.nonprivate and b > _DENSE_SEARCH_BITS:  # parameters only: before the charge
+            _refuse_unsearchable(b, "method='cdf' with a finite epsilon")
         if self.nonprivate:
             self._charge([nonprivate_event(population, name)])
         else:
@@ -451,7 +495,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
             cdf = EmpiricalCDF(u)
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
-        self.threshold_, self.estimated_errors_ = threshold_from_cdf(cdf, b)
+        self.threshold_, self.estimated_errors_, self.candidate_thresholds_ = (
+            threshold_from_cdf(cdf, b))
         self._warn_if_constant()
         if self.verbose:
             print(f"[LocalThresholdClassifier] {int(local.sum())} agents, "
@@ -491,6 +536,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         self.threshold_ = res["threshold"]
         self.estimated_errors_ = res["estimated_errors"]
         self.boundaries_ = res["boundaries"]
+        self.candidate_thresholds_ = res["boundaries"]
         self.bin_counts_ = res["counts"]
         self._warn_if_constant()
         if self.verbose:
@@ -520,6 +566,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         if getattr(self, "method", "cdf") == "app-a":
             return app_a_error_bound(n, self.threshold_bits, self.alpha, beta,
                                      self.epsilon)["total"]
+        if self.threshold_bits > _DENSE_SEARCH_BITS:  # such a fit is refused
+            _refuse_unsearchable(self.threshold_bits, "method='cdf' with a finite epsilon")
         return 4 * HierarchicalCDF(self.epsilon, self.threshold_bits + 1).error_bound(n, beta)
 
     def predict(self, X):
@@ -568,7 +616,9 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         Column index of the ordered threshold feature; every other column is a 0/1 parity
         feature.
     threshold_bits : int, default=8
-        ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``.
+        ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``. With
+        local agents and a finite ``epsilon``, ``b <= 19`` (the referee searches every
+        threshold of the agents' CDF; larger ``b`` is refused before the charge).
     alpha : float in (0, 1), default=0.1
         Target accuracy of the threshold part.
     epsilon : float, default=1.0
@@ -685,6 +735,8 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         curator_only = curator_mask is None
         b = self.threshold_bits
 
+        if not (self.nonprivate or curator_only) and b > _DENSE_SEARCH_BITS:
+            _refuse_unsearchable(b, "the local agents' threshold")  # before the charge
         eps_par = self.epsilon / 2 if curator_only else self.epsilon
         if self.nonprivate:
             events = [nonprivate_event("central", name)]
@@ -718,7 +770,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
             cdf = LaplaceTreeCDF(self.epsilon / 2, b + 1).fit(u, rng)
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
-        self.threshold_, _ = threshold_from_cdf(cdf, b)
+        self.threshold_, _, _ = threshold_from_cdf(cdf, b)
         if self.parity_ is None:
             warn_degenerate(type(self).__name__,
                             "no parity was found, so its parity label is constant",
