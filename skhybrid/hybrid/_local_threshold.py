@@ -20,8 +20,8 @@ from ..learners._parity import (
 from ..learners._parity_core import boosted_private_parity, predict_parity
 from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
-from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF
-from ..mechanisms.local.frequency_oracle import HadamardResponse
+from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF, _monotone
+from ..mechanisms.local.frequency_oracle import HadamardResponse, fwht
 from ..mechanisms.local.quantile import QuantileSearch
 from ..utils._sklearn_compat import (
     Interval,
@@ -48,11 +48,15 @@ __all__ = [
     "app_a_min_agents",
 ]
 
-#: Up to this many bits the referee evaluates every threshold of ``[0, 2^b]``: the
-#: hierarchical CDF keeps a dense table of the ``2^{b+1}`` label-encoded values up to
-#: there. Above it the error is minimised exactly over the pieces on which it is
-#: constant (empirical CDF, Laplace tree), and the agents' hierarchical CDF is refused.
+#: Up to this many bits the referee evaluates every threshold of ``[0, 2^b]``; above it
+#: the error is minimised exactly over the pieces on which it is constant (empirical CDF,
+#: Laplace tree).
 _DENSE_SEARCH_BITS = DENSE_MAX_BITS - 1
+#: The agents' hierarchical CDF has no such pieces: up to this many bits the referee
+#: computes its estimate at every one of the ``2^{b+1}`` encoded values (the mechanism's
+#: dense table, or one fast Walsh-Hadamard transform per deeper level); beyond it such a
+#: fit is refused before the charge (``2^{b+1}`` values no longer fit in memory).
+_HIERARCHICAL_SEARCH_BITS = 21
 
 
 def encode_labelled(t, labels, bits):
@@ -64,9 +68,36 @@ def _refuse_unsearchable(bits, what):
     raise ValueError(
         f"threshold_bits={bits} is too large for {what}: the referee minimises the estimated "
         "error exactly over all 2**threshold_bits + 1 thresholds, which the agents' "
-        f"hierarchical CDF supports up to threshold_bits={_DENSE_SEARCH_BITS}. Coarsen the "
-        f"threshold feature (drop its low bits) to at most {_DENSE_SEARCH_BITS} bits, or "
+        f"hierarchical CDF supports up to threshold_bits={_HIERARCHICAL_SEARCH_BITS}. Coarsen "
+        f"the threshold feature (drop its low bits) to at most {_HIERARCHICAL_SEARCH_BITS} "
+        "bits, or "
         "use LocalThresholdClassifier(method='app-a'); nothing was charged.")
+
+
+def _full_cdf_table(cdf):
+    """A fitted hierarchical CDF's monotone estimate at every ``w`` in ``[0, 2^bits)``.
+
+    Equal to ``cdf.cdf(np.arange(2**bits))`` (the raw dyadic sums, then one isotonic
+    projection over the queried thresholds), but the levels deeper than the mechanism's
+    dense table are transformed once by a fast Walsh-Hadamard transform of their
+    aggregated reports (``O(l 2^l)``) instead of per query (``O(n_l)`` each).
+    Post-processing of the released reports.
+    """
+    acc = np.zeros(1)  # Σ of the levels so far, per prefix of the current length
+    for level in range(1, cdf.bits + 1):  # b + 1 levels, not samples
+        if level in cdf._dense:
+            est = cdf._dense[level]
+        else:
+            cols, weights = cdf._sparse[level]
+            dense = np.zeros(1 << level)
+            dense[cols] = weights
+            est = fwht(dense)
+        # #{x < u} adds f_l(prefix − 1) where u's l-bit prefix is odd (dyadic decomposition)
+        term = np.zeros(1 << level)
+        term[1::2] = est[0::2]
+        acc = np.repeat(acc, 2) + term
+    raw = np.concatenate([acc[1:], [1.0]])  # u = 1 .. 2^bits; every value is below 2^bits
+    return _monotone(raw)
 
 
 def threshold_from_cdf(cdf, bits):
@@ -75,18 +106,19 @@ def threshold_from_cdf(cdf, bits):
     With ``u = label·2^b + t`` and ``G(w) = Pr[u ≤ w]``, the error of "predict 1 iff
     ``t ≥ θ``" is ``Pr[label=1, t<θ] + Pr[label=0, t≥θ] = G(2^b + θ − 1) − G(θ − 1)``
     (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. The minimum is taken over **all** ``2^b + 1``
-    thresholds, exactly: for ``b <= 19`` every threshold is evaluated; above, the
-    estimated error is constant between the CDF's breakpoints (an empirical CDF steps
-    only at ``θ = (u mod 2^b) + 1``; the Laplace tree, truncated at ``L`` levels, only at
-    multiples of ``2^{b+1−L}``), so the first threshold of each piece is evaluated. Ties
-    go to the smallest threshold. If ``G`` has sup error ``a``, the returned ``θ`` has
+    thresholds, exactly: for ``b <= 19``, and for the agents' hierarchical CDF up to
+    ``b = 21`` (its estimate at every encoded value, :func:`_full_cdf_table`), every
+    threshold is evaluated; above, the estimated error is constant between the CDF's
+    breakpoints (an empirical CDF steps only at ``θ = (u mod 2^b) + 1``; the Laplace tree,
+    truncated at ``L`` levels, only at multiples of ``2^{b+1−L}``), so the first
+    threshold of each piece is evaluated. Ties go to the smallest threshold. If ``G`` has sup error ``a``, the returned ``θ`` has
     empirical error within ``4a`` of the best threshold (post-processing).
 
     Parameters
     ----------
     cdf : EmpiricalCDF, LaplaceTreeCDF or HierarchicalCDF
         A fitted CDF of the encoded values on ``b + 1`` bits (a hierarchical CDF only for
-        ``b <= 19``, where its table is dense).
+        ``b <= 21``).
     bits : int
         ``b``.
 
@@ -97,9 +129,18 @@ def threshold_from_cdf(cdf, bits):
         Estimated error of each piece: every threshold in ``[starts[i], starts[i+1])``
         (the last piece is ``{2^b}``) has estimated error ``errors[i]``.
     starts : ndarray of int64
-        The first threshold of each piece (every threshold ``0..2^b`` for ``b <= 19``).
+        The first threshold of each piece (every threshold ``0..2^b`` when each one is
+        evaluated).
     """
     top = 1 << bits
+    if isinstance(cdf, HierarchicalCDF) and cdf.bits > DENSE_MAX_BITS:
+        if bits > _HIERARCHICAL_SEARCH_BITS:
+            _refuse_unsearchable(bits, "an exact search on a HierarchicalCDF")
+        table = _full_cdf_table(cdf)  # every encoded value at once: cdf.cdf over the domain
+        starts = np.arange(top + 1, dtype=np.int64)
+        lower = np.concatenate([[0.0], table[:top]])
+        errors = table[top - 1:] - lower
+        return int(np.argmin(errors)), errors, starts
     if bits <= _DENSE_SEARCH_BITS:
         starts = np.arange(top + 1, dtype=np.int64)
     elif isinstance(cdf, EmpiricalCDF):
@@ -355,7 +396,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         Column index of the integer threshold feature; the other columns are ignored.
     threshold_bits : int, default=8
         ``b``: the feature's public domain is ``[0, 2^b)``. ``method="cdf"`` with a
-        finite ``epsilon`` supports ``b <= 19`` (the referee searches every threshold of
+        finite ``epsilon`` supports ``b <= 21`` (the referee searches every threshold of
         the agents' CDF; larger ``b`` is refused before the charge); ``np.inf`` and
         ``"app-a"`` support ``b <= 61``.
     alpha : float in (0, 1), default=0.1
@@ -388,7 +429,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         Estimated training error at each of ``candidate_thresholds_``.
     candidate_thresholds_ : ndarray of int64
         ``"cdf"``: the first threshold of each piece of ``[0, 2^b]`` on which the
-        estimated error is constant (every threshold for ``threshold_bits <= 19``); the
+        estimated error is constant (every threshold for ``threshold_bits <= 19``, and
+        for ``<= 21`` with a finite ``epsilon``); the
         minimum is over all thresholds (:func:`threshold_from_cdf`). ``"app-a"``: the
         ``K + 1`` bin boundaries, the only candidates.
     boundaries_ : ndarray of shape (K + 1,)
@@ -482,7 +524,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
             return self._fit_app_a(t[local], bits[local], name, population)
-        if not self.nonprivate and b > _DENSE_SEARCH_BITS:  # parameters only: before the charge
+        if not self.nonprivate and b > _HIERARCHICAL_SEARCH_BITS:  # parameters only: before the charge
             _refuse_unsearchable(b, "method='cdf' with a finite epsilon")
         if self.nonprivate:
             self._charge([nonprivate_event(population, name)])
@@ -566,7 +608,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         if getattr(self, "method", "cdf") == "app-a":
             return app_a_error_bound(n, self.threshold_bits, self.alpha, beta,
                                      self.epsilon)["total"]
-        if self.threshold_bits > _DENSE_SEARCH_BITS:  # such a fit is refused
+        if self.threshold_bits > _HIERARCHICAL_SEARCH_BITS:  # such a fit is refused
             _refuse_unsearchable(self.threshold_bits, "method='cdf' with a finite epsilon")
         return 4 * HierarchicalCDF(self.epsilon, self.threshold_bits + 1).error_bound(n, beta)
 
@@ -617,7 +659,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         feature.
     threshold_bits : int, default=8
         ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``. With
-        local agents and a finite ``epsilon``, ``b <= 19`` (the referee searches every
+        local agents and a finite ``epsilon``, ``b <= 21`` (the referee searches every
         threshold of the agents' CDF; larger ``b`` is refused before the charge).
     alpha : float in (0, 1), default=0.1
         Target accuracy of the threshold part.
@@ -735,7 +777,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         curator_only = curator_mask is None
         b = self.threshold_bits
 
-        if not (self.nonprivate or curator_only) and b > _DENSE_SEARCH_BITS:
+        if not (self.nonprivate or curator_only) and b > _HIERARCHICAL_SEARCH_BITS:
             _refuse_unsearchable(b, "the local agents' threshold")  # before the charge
         eps_par = self.epsilon / 2 if curator_only else self.epsilon
         if self.nonprivate:

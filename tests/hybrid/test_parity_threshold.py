@@ -214,28 +214,44 @@ def test_laplace_tree_search_is_exact_over_its_pieces():
     assert direct.min() >= errors.min() - 1e-12 and theta == starts[np.argmin(errors)]
 
 
-def test_hierarchical_cdf_beyond_19_bits_is_refused_before_the_charge():
+def test_hierarchical_cdf_search_at_20_bits_uses_every_encoded_value():
+    # Beyond the mechanism's dense table (21 encoded bits) the referee computes the
+    # estimate at all 2^21 values at once; it must equal cdf.cdf over the whole domain.
+    from skhybrid.hybrid._local_threshold import _full_cdf_table
+    from skhybrid.mechanisms.local.cdf import HierarchicalCDF
+
+    rng = np.random.default_rng(0)
+    cdf = HierarchicalCDF(2.0, 21).fit(rng.integers(0, 2**21, 300), rng)
+    full = cdf.cdf(np.arange(2**21))  # cheap only because 300 agents leave few columns
+    np.testing.assert_allclose(_full_cdf_table(cdf), full, rtol=0, atol=1e-12)
+    theta, errors, starts = threshold_from_cdf(cdf, 20)
+    brute = full[2**20 - 1:] - np.r_[0.0, full[:2**20]]
+    np.testing.assert_allclose(errors, brute, rtol=0, atol=1e-12)
+    assert theta == int(np.argmin(brute)) and starts.size == 2**20 + 1
+
+
+def test_hierarchical_cdf_beyond_21_bits_is_refused_before_the_charge():
     rng = np.random.default_rng(0)
     n = 2000
-    t = rng.integers(0, 2**20, n, dtype=np.int64)
-    X, y = np.column_stack([rng.integers(0, 2, (n, 3)), t]), (t >= 2**19).astype(int)
+    t = rng.integers(0, 2**22, n, dtype=np.int64)
+    X, y = np.column_stack([rng.integers(0, 2, (n, 3)), t]), (t >= 2**21).astype(int)
     agents = np.arange(n) >= 500
     acc = PrivacyAccountant(epsilon=10.0)
-    with pytest.raises(ValueError, match="at most 19 bits"):
-        LocalThresholdClassifier(threshold_bits=20, classes=[0, 1], accountant=acc,
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        LocalThresholdClassifier(threshold_bits=22, classes=[0, 1], accountant=acc,
                                  random_state=0).fit(X, y, curator_mask=~agents)
-    with pytest.raises(ValueError, match="at most 19 bits"):
-        ParityAndThresholdClassifier(threshold_bits=20, classes=([0, 1], [0, 1]),
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        ParityAndThresholdClassifier(threshold_bits=22, classes=([0, 1], [0, 1]),
                                      accountant=acc, random_state=0).fit(
             X, np.column_stack([X[:, 0], y]), curator_mask=~agents)
     assert acc.events == []
-    with pytest.raises(ValueError, match="at most 19 bits"):
-        LocalThresholdClassifier(threshold_bits=20).error_bound(10**6)
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        LocalThresholdClassifier(threshold_bits=22).error_bound(10**6)
     # exact at any b: the non-private baseline, the curator's Laplace tree, App. A's bins
-    LocalThresholdClassifier(threshold_bits=20, epsilon=np.inf, classes=[0, 1]).fit(X, y)
-    ParityAndThresholdClassifier(threshold_bits=20, classes=([0, 1], [0, 1]),
+    LocalThresholdClassifier(threshold_bits=22, epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    ParityAndThresholdClassifier(threshold_bits=22, classes=([0, 1], [0, 1]),
                                  random_state=0).fit(X, np.column_stack([X[:, 0], y]))
-    assert LocalThresholdClassifier(threshold_bits=19).error_bound(10**6) > 0
+    assert LocalThresholdClassifier(threshold_bits=21).error_bound(10**6) > 0
 
 
 def test_local_threshold_learns_a_threshold():
