@@ -20,9 +20,9 @@ from ..learners._parity import (
 from ..learners._parity_core import boosted_private_parity, predict_parity
 from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
-from ..mechanisms.local.cdf import HierarchicalCDF
-from ..mechanisms.local.frequency_oracle import HadamardResponse
-from ..mechanisms.local.quantile import rr_quantile_search
+from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF, _monotone
+from ..mechanisms.local.frequency_oracle import HadamardResponse, fwht
+from ..mechanisms.local.quantile import QuantileSearch
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -48,8 +48,15 @@ __all__ = [
     "app_a_min_agents",
 ]
 
-#: Above this many bits the threshold is searched on a grid of 2^16 + 1 candidates.
-_FULL_SEARCH_BITS = 16
+#: Up to this many bits the referee evaluates every threshold of ``[0, 2^b]``; above it
+#: the error is minimised exactly over the pieces on which it is constant (empirical CDF,
+#: Laplace tree).
+_DENSE_SEARCH_BITS = DENSE_MAX_BITS - 1
+#: The agents' hierarchical CDF has no such pieces: up to this many bits the referee
+#: computes its estimate at every one of the ``2^{b+1}`` encoded values (the mechanism's
+#: dense table, or one fast Walsh-Hadamard transform per deeper level); beyond it such a
+#: fit is refused before the charge (``2^{b+1}`` values no longer fit in memory).
+_HIERARCHICAL_SEARCH_BITS = 21
 
 
 def encode_labelled(t, labels, bits):
@@ -57,32 +64,101 @@ def encode_labelled(t, labels, bits):
     return (labels.astype(np.int64) << bits) | t
 
 
+def _refuse_unsearchable(bits, what):
+    raise ValueError(
+        f"threshold_bits={bits} is too large for {what}: the referee minimises the estimated "
+        "error exactly over all 2**threshold_bits + 1 thresholds, which the agents' "
+        f"hierarchical CDF supports up to threshold_bits={_HIERARCHICAL_SEARCH_BITS}. Coarsen "
+        f"the threshold feature (drop its low bits) to at most {_HIERARCHICAL_SEARCH_BITS} "
+        "bits, or "
+        "use LocalThresholdClassifier(method='app-a'); nothing was charged.")
+
+
+def _full_cdf_table(cdf):
+    """A fitted hierarchical CDF's monotone estimate at every ``w`` in ``[0, 2^bits)``.
+
+    Equal to ``cdf.cdf(np.arange(2**bits))`` (the raw dyadic sums, then one isotonic
+    projection over the queried thresholds), but the levels deeper than the mechanism's
+    dense table are transformed once by a fast Walsh-Hadamard transform of their
+    aggregated reports (``O(l 2^l)``) instead of per query (``O(n_l)`` each).
+    Post-processing of the released reports.
+    """
+    acc = np.zeros(1)  # Σ of the levels so far, per prefix of the current length
+    for level in range(1, cdf.bits + 1):  # b + 1 levels, not samples
+        if level in cdf._dense:
+            est = cdf._dense[level]
+        else:
+            cols, weights = cdf._sparse[level]
+            dense = np.zeros(1 << level)
+            dense[cols] = weights
+            est = fwht(dense)
+        # #{x < u} adds f_l(prefix − 1) where u's l-bit prefix is odd (dyadic decomposition)
+        term = np.zeros(1 << level)
+        term[1::2] = est[0::2]
+        acc = np.repeat(acc, 2) + term
+    raw = np.concatenate([acc[1:], [1.0]])  # u = 1 .. 2^bits; every value is below 2^bits
+    return _monotone(raw)
+
+
 def threshold_from_cdf(cdf, bits):
     """Empirical-risk-minimising threshold from a CDF ``G`` of the encoded ``(label, t)``.
 
     With ``u = label·2^b + t`` and ``G(w) = Pr[u ≤ w]``, the error of "predict 1 iff
     ``t ≥ θ``" is ``Pr[label=1, t<θ] + Pr[label=0, t≥θ] = G(2^b + θ − 1) − G(θ − 1)``
-    (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. If ``G`` has sup error ``a``, the returned
-    ``θ`` has empirical error within ``4a`` of the best threshold (post-processing).
+    (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. The minimum is taken over **all** ``2^b + 1``
+    thresholds, exactly: for ``b <= 19``, and for the agents' hierarchical CDF up to
+    ``b = 21`` (its estimate at every encoded value, :func:`_full_cdf_table`), every
+    threshold is evaluated; above, the estimated error is constant between the CDF's
+    breakpoints (an empirical CDF steps only at ``θ = (u mod 2^b) + 1``; the Laplace tree,
+    truncated at ``L`` levels, only at multiples of ``2^{b+1−L}``), so the first
+    threshold of each piece is evaluated. Ties go to the smallest threshold. If ``G`` has sup error ``a``, the returned ``θ`` has
+    empirical error within ``4a`` of the best threshold (post-processing).
+
+    Parameters
+    ----------
+    cdf : EmpiricalCDF, LaplaceTreeCDF or HierarchicalCDF
+        A fitted CDF of the encoded values on ``b + 1`` bits (a hierarchical CDF only for
+        ``b <= 21``).
+    bits : int
+        ``b``.
 
     Returns
     -------
     theta : int in [0, 2^bits]
     errors : ndarray
-        Estimated error of each candidate.
+        Estimated error of each piece: every threshold in ``[starts[i], starts[i+1])``
+        (the last piece is ``{2^b}``) has estimated error ``errors[i]``.
+    starts : ndarray of int64
+        The first threshold of each piece (every threshold ``0..2^b`` when each one is
+        evaluated).
     """
     top = 1 << bits
-    if bits <= _FULL_SEARCH_BITS:
-        theta = np.arange(top + 1, dtype=np.int64)
+    if isinstance(cdf, HierarchicalCDF) and cdf.bits > DENSE_MAX_BITS:
+        if bits > _HIERARCHICAL_SEARCH_BITS:
+            _refuse_unsearchable(bits, "an exact search on a HierarchicalCDF")
+        table = _full_cdf_table(cdf)  # every encoded value at once: cdf.cdf over the domain
+        starts = np.arange(top + 1, dtype=np.int64)
+        lower = np.concatenate([[0.0], table[:top]])
+        errors = table[top - 1:] - lower
+        return int(np.argmin(errors)), errors, starts
+    if bits <= _DENSE_SEARCH_BITS:
+        starts = np.arange(top + 1, dtype=np.int64)
+    elif isinstance(cdf, EmpiricalCDF):
+        # G(θ−1) steps at θ = u + 1 (u < 2^b), G(2^b+θ−1) at θ = u − 2^b + 1 (u ≥ 2^b).
+        steps = (np.asarray(cdf.values, dtype=np.int64) & (top - 1)) + 1
+        starts = np.unique(np.concatenate([np.array([0, top], dtype=np.int64), steps]))
+    elif isinstance(cdf, LaplaceTreeCDF):
+        # cdf(w) reads only (w + 1) >> (b + 1 − L): constant on blocks of 2^{b+1−L}.
+        starts = np.arange(0, top + 1, 1 << (cdf.bits - cdf.levels), dtype=np.int64)
     else:
-        theta = np.unique(np.linspace(0, top, (1 << _FULL_SEARCH_BITS) + 1).astype(np.int64))
+        _refuse_unsearchable(bits, f"an exact search on a {type(cdf).__name__}")
     query = cdf.cdf
-    lower = np.zeros(theta.shape)
-    pos = theta > 0
-    lower[pos] = query(theta[pos] - 1)
-    upper = query(top + theta - 1)
+    lower = np.zeros(starts.shape)
+    pos = starts > 0
+    lower[pos] = query(starts[pos] - 1)
+    upper = query(top + starts - 1)
     errors = np.asarray(upper, dtype=float) - lower
-    return int(theta[np.argmin(errors)]), errors
+    return int(starts[np.argmin(errors)]), errors, starts
 
 
 # ------------------------------------------------------------------ App. A (faithful)
@@ -91,6 +167,9 @@ def threshold_from_cdf(cdf, bits):
 #: search in docs/notes/building_blocks.rst);
 #: only the *minimum* number of agents depends on it, never the reports.
 _APP_A_DESIGN_BETA = 0.05
+#: Largest mass tolerance passed to the quantile search, which needs ``λ < 1``; the
+#: minimum number of agents (:func:`app_a_min_agents`) is computed at this ``λ``.
+_APP_A_MAX_LAMBDA = 0.999999
 
 
 def _app_a_shape(bits, alpha):
@@ -118,14 +197,32 @@ def _app_a_lambda(m_round, T, beta_q, epsilon):
 def app_a_min_agents(bits, alpha, epsilon):
     """Fewest agents for which :func:`app_a_threshold` runs (every quantile round has ``λ < 1``).
 
-    ``2 n_q T ⌈c_ε² ln(2T/β_d)/2⌉`` with ``β_d = 0.05/(4 n_q)``: below it the quantile
-    search's Hoeffding bound is vacuous and ``rr_quantile_search`` refuses to run.
+    ``2 n_q T ⌈c_ε² ln(2T/β_d)/(2 λ_max²)⌉`` with ``β_d = 0.05/(4 n_q)`` and
+    ``λ_max = 0.999999``, the largest tolerance the quantile search accepts: below it the
+    search's Hoeffding bound is vacuous and the search refuses to run. Computed at
+    ``λ_max`` (not at 1), so a fit that passes this check before its charge also passes
+    the search's own check after it.
     """
     K, n_q, T = _app_a_shape(bits, alpha)
     beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
     c_eps = 1.0 / math.tanh(epsilon / 2) if np.isfinite(epsilon) else 1.0
-    per_round = math.ceil(c_eps**2 * math.log(2 * T / beta_q) / 2 * (1 + 1e-9))
+    per_round = math.ceil(c_eps**2 * math.log(2 * T / beta_q)
+                          / (2 * _APP_A_MAX_LAMBDA**2) * (1 + 1e-9))
     return 2 * n_q * T * per_round
+
+
+def _app_a_search(m_round, bits, alpha, epsilon):
+    """The quantile search one group runs with ``m_round`` agents per round (ε finite).
+
+    ``λ`` is inflated by ``1e-9`` so the search's own size check (the same formula, in
+    floating point) passes with ``m_round`` agents, and clipped to ``λ_max``, where
+    :func:`app_a_min_agents` sized the rounds.
+    """
+    K, n_q, T = _app_a_shape(bits, alpha)
+    beta_q = _APP_A_DESIGN_BETA / (4 * n_q)
+    lam = _app_a_lambda(m_round, T, beta_q, epsilon)
+    return QuantileSearch(epsilon, 0.0, float(1 << int(bits)), 0.25,
+                          min(lam * (1 + 1e-9), _APP_A_MAX_LAMBDA), beta_q)
 
 
 def app_a_error_bound(n, bits, alpha, beta, epsilon):
@@ -143,8 +240,8 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
       ``< α/4 + 2λ``, and the boundary just above the true threshold errs only inside it.
     * ``2K t/n₂`` is the counting error of the second half: ``n₂ = n − ⌊n/2⌋`` agents send
       one HRR report of (label, bin) on ``2K`` values; w.p. ``≥ 1 − β/4`` every count is
-      within ``t = c_ε sqrt(2 n₂ ln(8K/β))`` (Hadamard response and heavy hitters in
-      docs/notes/building_blocks.rst), and a
+      within ``t = c_ε sqrt(2 n₂ ln(16K/β))`` (Hadamard response on ``2K`` values at
+      failure ``β/4``: ``ln(2·2K/(β/4))``; docs/notes/building_blocks.rst), and a
       candidate's error sums ``K`` counts, so the chosen candidate is within ``2Kt/n₂`` of
       the best one.
     * the last term: Hoeffding and a union bound over the ``K + 1`` candidates (fixed
@@ -153,7 +250,7 @@ def app_a_error_bound(n, bits, alpha, beta, epsilon):
     At ``n = app_a_local_size(b, α, β, ε)`` (:mod:`skhybrid.hybrid._constants`) the
     quantile term is ``λ ≤ α/16``, i.e. the paper's ``α/4 + 2·α/16``; the paper's "``n/2``
     is sufficiently large" for the counting half is looser than our union bound (the
-    ``2Kt/n₂`` term needs ``n₂ ≥ 128 K² c_ε² ln(8K/β)/α²`` to be ``≤ α/4``).
+    ``2Kt/n₂`` term needs ``n₂ ≥ 128 K² c_ε² ln(16K/β)/α²`` to be ``≤ α/4``).
 
     Returns
     -------
@@ -181,7 +278,8 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
 
     1. **Quantiles** (first ``⌊n/2⌋`` agents, in ``n_q = ⌈4/α⌉ − 1`` equal groups): group
        ``i`` runs the randomized-response binary search of BKNSS Thm 2.19
-       (:func:`~skhybrid.mechanisms.local.rr_quantile_search`, fresh agents per round)
+       (:meth:`~skhybrid.mechanisms.local.QuantileSearch.search_integers`, fresh agents
+       per round, exact integer comparisons)
        for the ``i·α/4``-quantile on ``[0, 2^b]`` with ``τ = 1/4``; the boundary is
        ``q_i = ⌊hi⌋`` of the returned bracket (the bracket holds at most one integer, so
        ``F(q_i) = F(hi) ≥ p − λ`` and ``F(q_i − 1) ≤ F(lo) < p + λ``). Sorting the ``q_i``
@@ -244,11 +342,10 @@ def app_a_threshold(t, labels, bits, alpha, epsilon, rng):
     for i, g in enumerate(groups, start=1):  # n_q = ⌈4/α⌉ − 1 searches, not agents
         p_star = i * alpha / 4
         if private:
-            # λ slightly inflated so the search's own size check (same formula) passes.
-            _, hi = rr_quantile_search(t[g].astype(float), p_star, epsilon, rng, 0.0,
-                                       float(top), 0.25, min(lam * (1 + 1e-9), 0.999999),
-                                       beta_q)
-            q[i - 1] = min(int(math.floor(hi)), top)
+            # Integer arithmetic: a float midpoint is not exact beyond 2^53.
+            _, hi = _app_a_search(m_round, bits, alpha, epsilon).search_integers(
+                t[g], p_star, rng)
+            q[i - 1] = min(math.floor(hi), top)
         else:
             q[i - 1] = np.quantile(t[g], p_star, method="inverted_cdf")
     bounds = np.concatenate([[0], np.sort(q), [top]])
@@ -298,7 +395,10 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     threshold_feature : int, default=-1
         Column index of the integer threshold feature; the other columns are ignored.
     threshold_bits : int, default=8
-        ``b``: the feature's public domain is ``[0, 2^b)``.
+        ``b``: the feature's public domain is ``[0, 2^b)``. ``method="cdf"`` with a
+        finite ``epsilon`` supports ``b <= 21`` (the referee searches every threshold of
+        the agents' CDF; larger ``b`` is refused before the charge); ``np.inf`` and
+        ``"app-a"`` support ``b <= 61``.
     alpha : float in (0, 1), default=0.1
         Target accuracy. ``method="cdf"``: used only by :meth:`error_bound`.
         ``method="app-a"``: sets the quantile grid ``α/4, 2α/4, …`` (``⌈4/α⌉`` bins).
@@ -326,8 +426,13 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     threshold_ : int in [0, 2^b]
         Predict ``classes_[1]`` iff ``t ≥ threshold_``.
     estimated_errors_ : ndarray
-        Estimated training error of each candidate threshold (all of ``[0, 2^b]`` for
-        ``"cdf"``, the ``K + 1`` bin boundaries for ``"app-a"``).
+        Estimated training error at each of ``candidate_thresholds_``.
+    candidate_thresholds_ : ndarray of int64
+        ``"cdf"``: the first threshold of each piece of ``[0, 2^b]`` on which the
+        estimated error is constant (every threshold for ``threshold_bits <= 19``, and
+        for ``<= 21`` with a finite ``epsilon``); the
+        minimum is over all thresholds (:func:`threshold_from_cdf`). ``"app-a"``: the
+        ``K + 1`` bin boundaries, the only candidates.
     boundaries_ : ndarray of shape (K + 1,)
         ``"app-a"`` only: the sorted quantile boundaries ``0 = q_0 ≤ … ≤ q_K = 2^b``.
     bin_counts_ : ndarray of shape (2, K)
@@ -419,6 +524,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         population = "central" if curator_mask is None else "local"
         if self.method == "app-a":
             return self._fit_app_a(t[local], bits[local], name, population)
+        if not self.nonprivate and b > _HIERARCHICAL_SEARCH_BITS:  # parameters only: before the charge
+            _refuse_unsearchable(b, "method='cdf' with a finite epsilon")
         if self.nonprivate:
             self._charge([nonprivate_event(population, name)])
         else:
@@ -430,7 +537,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
             cdf = EmpiricalCDF(u)
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
-        self.threshold_, self.estimated_errors_ = threshold_from_cdf(cdf, b)
+        self.threshold_, self.estimated_errors_, self.candidate_thresholds_ = (
+            threshold_from_cdf(cdf, b))
         self._warn_if_constant()
         if self.verbose:
             print(f"[LocalThresholdClassifier] {int(local.sum())} agents, "
@@ -470,6 +578,7 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         self.threshold_ = res["threshold"]
         self.estimated_errors_ = res["estimated_errors"]
         self.boundaries_ = res["boundaries"]
+        self.candidate_thresholds_ = res["boundaries"]
         self.bin_counts_ = res["counts"]
         self._warn_if_constant()
         if self.verbose:
@@ -499,6 +608,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         if getattr(self, "method", "cdf") == "app-a":
             return app_a_error_bound(n, self.threshold_bits, self.alpha, beta,
                                      self.epsilon)["total"]
+        if self.threshold_bits > _HIERARCHICAL_SEARCH_BITS:  # such a fit is refused
+            _refuse_unsearchable(self.threshold_bits, "method='cdf' with a finite epsilon")
         return 4 * HierarchicalCDF(self.epsilon, self.threshold_bits + 1).error_bound(n, beta)
 
     def predict(self, X):
@@ -547,7 +658,9 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         Column index of the ordered threshold feature; every other column is a 0/1 parity
         feature.
     threshold_bits : int, default=8
-        ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``.
+        ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``. With
+        local agents and a finite ``epsilon``, ``b <= 21`` (the referee searches every
+        threshold of the agents' CDF; larger ``b`` is refused before the charge).
     alpha : float in (0, 1), default=0.1
         Target accuracy of the threshold part.
     epsilon : float, default=1.0
@@ -664,6 +777,8 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         curator_only = curator_mask is None
         b = self.threshold_bits
 
+        if not (self.nonprivate or curator_only) and b > _HIERARCHICAL_SEARCH_BITS:
+            _refuse_unsearchable(b, "the local agents' threshold")  # before the charge
         eps_par = self.epsilon / 2 if curator_only else self.epsilon
         if self.nonprivate:
             events = [nonprivate_event("central", name)]
@@ -697,7 +812,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
             cdf = LaplaceTreeCDF(self.epsilon / 2, b + 1).fit(u, rng)
         else:
             cdf = HierarchicalCDF(self.epsilon, b + 1).fit(u, rng)
-        self.threshold_, _ = threshold_from_cdf(cdf, b)
+        self.threshold_, _, _ = threshold_from_cdf(cdf, b)
         if self.parity_ is None:
             warn_degenerate(type(self).__name__,
                             "no parity was found, so its parity label is constant",

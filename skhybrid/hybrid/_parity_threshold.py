@@ -43,27 +43,70 @@ _TREE_MAX_LEVELS = 20
 # ---------------------------------------------------------------------------- columns
 
 
+#: float64 holds every integer exactly only below 2**53: a float threshold column is
+#: accepted up to this many bits, an integer column up to every supported ``b``.
+_FLOAT_EXACT_BITS = 53
+
+
 def check_threshold_values(t, bits, name="threshold feature", at_fit=True):
     """Return the threshold column as int64, or raise if it leaves ``[0, 2^bits)``.
 
     The domain ``[0, 2^b)`` is public (the ``threshold_bits`` parameter); private values
     outside it are rejected, never clipped silently (docs/privacy_model.rst). ``at_fit``
     only words the refusal (at fit nothing is charged; at predict no row is predicted).
+
+    Integer columns are checked and converted in integer arithmetic, so every value of
+    the domain is kept exactly up to ``b = 62``. A float column is accepted only for
+    ``b <= 53`` (float64 cannot tell ``2^53`` from ``2^53 + 1``, so the values may
+    already be rounded): that refusal depends on the dtype and ``b`` alone, never on a
+    private value.
     """
-    with values_hidden(f"the {name}"):
-        t = np.asarray(t, dtype=np.float64)
-    high = 2.0 ** bits
-    bad = ~np.isfinite(t) | (t < 0) | (t >= high) | (t != np.floor(t))
+    bits = int(bits)
+    high = 1 << bits
+    outcome = ("the data set is refused before anything is charged" if at_fit else
+               "no row is predicted (increasing threshold_bits means refitting)")
+    t = np.asarray(t)
+    if t.dtype == object:
+        t = _object_column(t, bits, name, outcome)
+    if t.dtype.kind == "b":
+        t = t.astype(np.int64)
+    if t.dtype.kind in "iu":
+        t = t.astype(np.uint64 if t.dtype.kind == "u" else np.int64, copy=False)
+        bad = (t >= t.dtype.type(high)) if t.dtype.kind == "u" else (t < 0) | (t >= high)
+    else:
+        if bits > _FLOAT_EXACT_BITS:
+            raise ValueError(
+                f"threshold_bits={bits} needs the {name} as an integer dtype (e.g. int64): "
+                f"a float column holds integers exactly only below 2**{_FLOAT_EXACT_BITS}, so "
+                "larger values may already be rounded. Pass X with an integer dtype, or use "
+                f"threshold_bits <= {_FLOAT_EXACT_BITS}; {outcome}.")
+        with values_hidden(f"the {name}"):
+            t = np.asarray(t, dtype=np.float64)
+        bad = ~np.isfinite(t) | (t < 0) | (t >= float(high)) | (t != np.floor(t))
     if bad.any():
-        # The offending value, its row and their number are private: none is printed.
-        outcome = ("the data set is refused before anything is charged" if at_fit else
-                   "no row is predicted (increasing threshold_bits means refitting)")
-        raise ValueError(
-            f"The {name} must hold integers in [0, 2**threshold_bits) = [0, {int(high)}); "
-            "some rows hold other values. Encode it as such integers or increase "
-            f"threshold_bits; {outcome}."
-        )
+        raise _out_of_domain(name, high, outcome)
     return t.astype(np.int64)
+
+
+def _out_of_domain(name, high, outcome):
+    # The offending value, its row and their number are private: none is printed.
+    return ValueError(
+        f"The {name} must hold integers in [0, 2**threshold_bits) = [0, {high}); "
+        "some rows hold other values. Encode it as such integers or increase "
+        f"threshold_bits; {outcome}.")
+
+
+def _object_column(t, bits, name, outcome):
+    """An object column: exact Python/numpy integers, else the float path (``b <= 53``)."""
+    ints = []
+    for v in t.ravel():  # one pass over the column's entries, Python objects
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Integral, np.integer)):
+            return t  # not all integers: converted (and checked) as floats
+        ints.append(int(v))
+    high = 1 << bits
+    if any(v < 0 or v >= high for v in ints):
+        raise _out_of_domain(name, high, outcome)
+    return np.array(ints, dtype=np.int64).reshape(t.shape)
 
 
 def split_columns(X, threshold_feature, *, check_parity=True):

@@ -148,8 +148,9 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         at ≈ 0.12 test error on a halfspace target and 32 at ≈ 0.07 (measured in
         ``python -m skhybrid reproduce ppm-halfspaces``).
     n_jobs : int or None, default=None
-        Threads scoring candidate blocks. The selection is identical for every value
-        at a fixed ``random_state`` (noise is drawn in stream order).
+        Threads scoring candidate blocks (joblib's convention: ``-1`` uses every core;
+        ``0`` is refused). The selection is identical for every value at a fixed
+        ``random_state`` (noise is drawn in stream order).
     accountant : PrivacyAccountant or None, default=None
         Charged one pure ε event before any private row is scored.
     random_state : int, RandomState, Generator or None, default=None
@@ -251,7 +252,9 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         "candidates": [StrOptions({"union", "exact", "hull", "net"})],
         "max_candidates": [Interval(Integral, 1, None, closed="left")],
         "n_directions": [Interval(Integral, 1, None, closed="left"), None],
-        "n_jobs": [Integral, None],
+        # joblib's convention: 0 has no meaning (refused here, before the charge).
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
         "accountant": [PrivacyAccountant, None],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],

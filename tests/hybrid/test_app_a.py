@@ -81,8 +81,19 @@ def test_min_agents_formula():
     K, n_q, T = _app_a_shape(8, 0.1)
     assert (K, n_q, T) == (40, 39, 10)
     c2 = 1 / math.tanh(0.5) ** 2
-    per_round = math.ceil(c2 * math.log(2 * T / (0.05 / (4 * n_q))) / 2)
+    # sized at the largest tolerance the quantile search accepts, lambda_max = 0.999999
+    per_round = math.ceil(c2 * math.log(2 * T / (0.05 / (4 * n_q))) / (2 * 0.999999**2))
     assert app_a_min_agents(8, 0.1, 1.0) == 2 * n_q * T * per_round
+
+
+def test_count_term_is_the_documented_formula():
+    # app_a_error_bound's docstring: t = c_eps sqrt(2 n2 ln(16K/beta)), count = 2Kt/n2.
+    n, b, alpha, beta, eps = 100_000, 8, 0.1, 0.05, 1.0
+    K, _, _ = _app_a_shape(b, alpha)
+    n2 = n - n // 2
+    t = math.sqrt(2 * n2 * math.log(16 * K / beta)) / math.tanh(eps / 2)
+    got = app_a_error_bound(n, b, alpha, beta, eps)["count_term"]
+    assert got == pytest.approx(2 * K * t / n2, rel=1e-12)
 
 
 def test_bound_ties_to_constants():
@@ -117,3 +128,59 @@ def test_bad_method():
     X, y = _thr_data(100, 4, 5, seed=5)
     with pytest.raises(ValueError, match="method"):
         LocalThresholdClassifier(threshold_bits=4, method="tree").fit(X, y)
+
+
+# ------------------------------------------------ sizes agree with the search (red team 2)
+
+
+def test_min_agents_fit_does_not_fail_after_the_charge():
+    # b=10, alpha=0.7, eps=0.414...: at the documented minimum lambda fell in
+    # (0.999999, 1), the search got lambda clipped to 0.999999 and refused after the charge.
+    b, alpha, eps = 10, 0.7, 0.4141309037074334
+    n = app_a_min_agents(b, alpha, eps)
+    X, y = _thr_data(n, b, 300, seed=0)
+    acc = PrivacyAccountant(epsilon=10.0)
+    clf = LocalThresholdClassifier(threshold_bits=b, alpha=alpha, epsilon=eps, method="app-a",
+                                   classes=[0, 1], accountant=acc)
+    clf.fit(X, y, curator_mask=np.zeros(n, bool))
+    assert 0 <= clf.threshold_ <= 2**b
+    with pytest.raises(ValueError, match="needs at least"):  # one fewer: before the charge
+        LocalThresholdClassifier(threshold_bits=b, alpha=alpha, epsilon=eps, method="app-a",
+                                 classes=[0, 1], accountant=acc).fit(
+            X[:-1], y[:-1], curator_mask=np.zeros(n - 1, bool))
+    assert len(acc.events) == 1
+
+
+def test_every_group_holds_what_its_search_asks_for():
+    # A scan of 480 settings at and just above app_a_min_agents: the search each group
+    # runs (app_a_threshold's sizing) never asks for more agents than the group has.
+    from skhybrid.hybrid._local_threshold import _app_a_search
+
+    checked = 0
+    for bits in (1, 4, 10, 20, 40, 61):
+        for alpha in (0.05, 0.2, 0.5, 0.7, 0.95):
+            for eps in np.geomspace(0.01, 50, 16):
+                K, n_q, T = _app_a_shape(bits, alpha)
+                n0 = app_a_min_agents(bits, alpha, eps)
+                for n in (n0, n0 + 1, n0 + 2 * n_q * T - 1):
+                    smallest = (n // 2) // n_q  # np.array_split's smallest group
+                    search = _app_a_search(smallest // T, bits, alpha, eps)
+                    assert search.rounds == T
+                    assert search.sample_size <= smallest, (bits, alpha, eps, n)
+                    checked += 1
+    assert checked == 6 * 5 * 16 * 3
+
+
+def test_quantiles_are_exact_beyond_2_to_the_53():
+    # App. A's search ran on float64 values and midpoints: 2^59 + 1 and 2^59 + 3 were the
+    # same number there, so no boundary could separate them.
+    b, alpha, eps = 60, 0.6, 50.0
+    n = 4 * app_a_min_agents(b, alpha, eps)
+    rng = np.random.default_rng(0)
+    t = np.where(rng.random(n) < 0.5, 2**59 + 1, 2**59 + 3).astype(np.int64)
+    y = (t >= 2**59 + 3).astype(int)
+    clf = LocalThresholdClassifier(threshold_bits=b, alpha=alpha, epsilon=eps, method="app-a",
+                                   classes=[0, 1], random_state=1).fit(t[:, None], y)
+    assert clf.threshold_ == 2**59 + 3
+    assert set(clf.boundaries_[1:-1].tolist()) <= {2**59 + 1, 2**59 + 3}
+    assert clf.score(t[:, None], y) == 1.0

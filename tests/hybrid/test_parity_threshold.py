@@ -153,10 +153,105 @@ def test_threshold_from_exact_cdf_is_erm():
     t = np.array([0, 1, 2, 3, 5, 6, 7, 7])
     lab = np.array([0, 0, 1, 0, 1, 1, 1, 1])
     u = (lab << 3) | t
-    theta, errs = threshold_from_cdf(EmpiricalCDF(u), 3)
+    theta, errs, starts = threshold_from_cdf(EmpiricalCDF(u), 3)
     brute = [np.mean((t >= th) != lab) for th in range(9)]
     np.testing.assert_allclose(errs, brute)
+    np.testing.assert_array_equal(starts, np.arange(9))
     assert theta == int(np.argmin(brute)) == 2
+
+
+def _piece_error(errors, starts, theta):
+    return errors[np.searchsorted(starts, theta, side="right") - 1]
+
+
+@pytest.mark.parametrize("b", [17, 32, 61])
+def test_exact_cdf_minimises_over_every_threshold_beyond_16_bits(b):
+    # Above 16 bits the referee tried 2^16 + 1 grid points: an odd threshold at b = 17
+    # was unreachable (training error 0.5 at epsilon=inf, "exact ERM").
+    rng = np.random.default_rng(b)
+    t = rng.integers(0, 2**b, 3000, dtype=np.int64)
+    t[:1000] = 80003 + rng.integers(-1, 1, 1000)  # half at 80002, half at 80003
+    lab = ((t >= 80003) ^ (rng.random(t.size) < 0.05)).astype(np.int64)
+    theta, errors, starts = threshold_from_cdf(EmpiricalCDF((lab << b) | t), b)
+    brute = {th: np.mean((t >= th) != lab) for th in np.r_[0, 2**b, t, t + 1]}
+    best = min(brute.values())
+    assert brute[theta] == pytest.approx(best) == pytest.approx(errors.min())
+    assert theta == min(th for th, e in brute.items() if e <= best + 1e-12)  # ties: smallest
+    for th in rng.integers(0, 2**b + 1, 2000).tolist() + [2**b, 80002, 80003, 80004]:
+        assert _piece_error(errors, starts, th) == pytest.approx(np.mean((t >= th) != lab))
+    clf = LocalThresholdClassifier(threshold_bits=b, epsilon=np.inf, classes=[0, 1])
+    clf.fit(t[:, None], lab)
+    assert clf.threshold_ == theta
+    np.testing.assert_array_equal(clf.candidate_thresholds_, starts)
+
+
+def test_local_threshold_reaches_an_odd_threshold_at_17_bits():
+    # The red team's case: the 2^16 + 1 grid (spacing 2) could not hold 80003, so the
+    # training error was 0.5 while error_bound promised 0.41.
+    n, th = 100_000, 80003
+    t = np.where(np.random.default_rng(0).random(n) < 0.5, th - 1, th)
+    X, y = t[:, None], (t >= th).astype(int)
+    for seed in range(3):
+        clf = LocalThresholdClassifier(threshold_bits=17, epsilon=20.0, classes=[0, 1],
+                                       random_state=seed).fit(X, y)
+        assert clf.threshold_ == th and clf.score(X, y) == 1.0
+        assert clf.estimated_errors_.shape == (2**17 + 1,)
+
+
+def test_laplace_tree_search_is_exact_over_its_pieces():
+    b = 32
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 2**b, 5000, dtype=np.int64)
+    lab = (t >= 3 * 2**30 + 12345).astype(np.int64)
+    tree = LaplaceTreeCDF(2.0, b + 1).fit((lab << b) | t, rng)
+    theta, errors, starts = threshold_from_cdf(tree, b)
+    assert starts.size == 2**19 + 1 and np.all(np.diff(starts) == 2**13)
+    probes = np.r_[rng.integers(0, 2**b + 1, 20000), starts[1:] - 1, starts, 2**b]
+    probes = np.clip(probes, 0, 2**b)
+    direct = tree.cdf(2**b + probes - 1) - np.where(probes > 0, tree.cdf(np.maximum(probes - 1, 0)),
+                                                     0.0)
+    np.testing.assert_allclose(_piece_error(errors, starts, probes), direct, atol=1e-12)
+    assert direct.min() >= errors.min() - 1e-12 and theta == starts[np.argmin(errors)]
+
+
+def test_hierarchical_cdf_search_at_20_bits_uses_every_encoded_value():
+    # Beyond the mechanism's dense table (21 encoded bits) the referee computes the
+    # estimate at all 2^21 values at once; it must equal cdf.cdf over the whole domain.
+    from skhybrid.hybrid._local_threshold import _full_cdf_table
+    from skhybrid.mechanisms.local.cdf import HierarchicalCDF
+
+    rng = np.random.default_rng(0)
+    cdf = HierarchicalCDF(2.0, 21).fit(rng.integers(0, 2**21, 300), rng)
+    full = cdf.cdf(np.arange(2**21))  # cheap only because 300 agents leave few columns
+    np.testing.assert_allclose(_full_cdf_table(cdf), full, rtol=0, atol=1e-12)
+    theta, errors, starts = threshold_from_cdf(cdf, 20)
+    brute = full[2**20 - 1:] - np.r_[0.0, full[:2**20]]
+    np.testing.assert_allclose(errors, brute, rtol=0, atol=1e-12)
+    assert theta == int(np.argmin(brute)) and starts.size == 2**20 + 1
+
+
+def test_hierarchical_cdf_beyond_21_bits_is_refused_before_the_charge():
+    rng = np.random.default_rng(0)
+    n = 2000
+    t = rng.integers(0, 2**22, n, dtype=np.int64)
+    X, y = np.column_stack([rng.integers(0, 2, (n, 3)), t]), (t >= 2**21).astype(int)
+    agents = np.arange(n) >= 500
+    acc = PrivacyAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        LocalThresholdClassifier(threshold_bits=22, classes=[0, 1], accountant=acc,
+                                 random_state=0).fit(X, y, curator_mask=~agents)
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        ParityAndThresholdClassifier(threshold_bits=22, classes=([0, 1], [0, 1]),
+                                     accountant=acc, random_state=0).fit(
+            X, np.column_stack([X[:, 0], y]), curator_mask=~agents)
+    assert acc.events == []
+    with pytest.raises(ValueError, match="at most 21 bits"):
+        LocalThresholdClassifier(threshold_bits=22).error_bound(10**6)
+    # exact at any b: the non-private baseline, the curator's Laplace tree, App. A's bins
+    LocalThresholdClassifier(threshold_bits=22, epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    ParityAndThresholdClassifier(threshold_bits=22, classes=([0, 1], [0, 1]),
+                                 random_state=0).fit(X, np.column_stack([X[:, 0], y]))
+    assert LocalThresholdClassifier(threshold_bits=21).error_bound(10**6) > 0
 
 
 def test_local_threshold_learns_a_threshold():

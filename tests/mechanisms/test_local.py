@@ -154,6 +154,21 @@ def test_quantile_sample_size_formula_and_error():
         qs.search(np.zeros(100), 0.5, np.random.default_rng(0))
 
 
+def test_integer_search_is_the_float_search_on_small_integers_and_exact_beyond_2_53():
+    qs = QuantileSearch(1.0, 0, 1024, 0.25, 0.05, 0.1)
+    values = np.random.default_rng(3).integers(0, 1024, qs.sample_size)
+    lo, hi = qs.search_integers(values, 0.3, np.random.default_rng(4))
+    assert (float(lo), float(hi)) == qs.search(values.astype(float), 0.3,
+                                               np.random.default_rng(4))
+    # Beyond 2^53 float64 merges 2^60 + 1 and 2^60 + 2; the integer search does not.
+    big = QuantileSearch(40.0, 0, 2**61, 0.25, 0.5, 0.1)
+    v = np.repeat(np.array([2**60 + 1, 2**60 + 2], dtype=np.int64), big.sample_size)
+    lo, hi = big.search_integers(v, 0.9, np.random.default_rng(0))
+    assert math.floor(hi) == 2**60 + 2 and hi - lo <= 0.25
+    with pytest.raises(ValueError, match="integers"):
+        big.search_integers(v.astype(float), 0.9, np.random.default_rng(0))
+
+
 # --------------------------------------------------------------------------- heavy hitters
 
 

@@ -285,6 +285,25 @@ def test_n_jobs_gives_the_same_selection():
     np.testing.assert_array_equal(fits[0][0], fits[1][0])
 
 
+@pytest.mark.parametrize("n_jobs", [0, 1.5])
+def test_invalid_n_jobs_is_refused_before_the_charge(n_jobs):
+    # n_jobs=0 passed "Integral" and joblib refused it after epsilon was spent.
+    X, y = _ball(200, 0)
+    acc = PrivacyAccountant(epsilon=5.0)
+    clf = PPMHalfspaceClassifier(1.0, n_jobs=n_jobs, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        clf.fit(X, y, public_mask=y == 0)
+    assert acc.events == [] and acc.spent("central") == (0.0, 0.0)
+
+
+def test_negative_n_jobs_is_accepted():
+    X, y = _ball(300, 3)
+    clf = PPMHalfspaceClassifier(0.5, candidates="exact", n_jobs=-1, random_state=7)
+    ref = PPMHalfspaceClassifier(0.5, candidates="exact", random_state=7)
+    fits = [c.fit(X[:40], y[:40], public_mask=y[:40] == 0).halfspaces_ for c in (clf, ref)]
+    np.testing.assert_array_equal(fits[0][0], fits[1][0])
+
+
 # ------------------------------------------------------------- predictions and classes
 
 

@@ -1,6 +1,7 @@
 """Local-model quantile by binary search with randomized response (BKNSS Thm 2.19)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from ..randomized_response import RandomizedResponse
 from .frequency_oracle import _check_probability
 
 __all__ = ["QuantileSearch", "rr_quantile_search", "quantile_sample_size"]
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _check_real(value, name):
@@ -161,10 +164,41 @@ class QuantileSearch(Mechanism):
         lo, hi : float
             The final bracket (see the class Notes).
         """
-        p_star = _check_probability(p_star, "p_star")
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or not np.all(np.isfinite(values)):
             raise ValueError("values must be a 1-d array of finite numbers, one per agent.")
+        lo, hi = self._run(values, p_star, rng, exact=False)
+        return lo, hi
+
+    def search_integers(self, values, p_star, rng):
+        """Run the search on integer values in exact arithmetic.
+
+        The same protocol and draws as :meth:`search`, but the midpoints are exact
+        fractions and each agent answers ``1[x ≤ ⌊mid⌋]`` (equal to ``1[x ≤ mid]`` for an
+        integer ``x``) in integer arithmetic, so values beyond ``2^53``, which float64
+        cannot tell apart, are compared exactly.
+
+        Parameters
+        ----------
+        values : array-like of int, shape (n,)
+            One integer per agent (int64 range), ``n >= sample_size``.
+        p_star : float in (0, 1)
+            The quantile sought.
+        rng : numpy.random.Generator
+            Source of every random draw.
+
+        Returns
+        -------
+        lo, hi : fractions.Fraction
+            The final bracket, exactly (see the class Notes).
+        """
+        values = np.asarray(values)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise ValueError("values must be a 1-d array of integers, one per agent.")
+        return self._run(values.astype(np.int64), p_star, rng, exact=True)
+
+    def _run(self, values, p_star, rng, exact):
+        p_star = _check_probability(p_star, "p_star")
         if values.shape[0] < self.sample_size:
             raise ValueError(
                 f"rr_quantile_search needs at least {self.sample_size} agents "
@@ -173,10 +207,18 @@ class QuantileSearch(Mechanism):
                 "Add agents, or increase lam, beta or tau.")
         order = _noise.permutation(rng, values.shape[0], tag=self.name + ":split")
         rr = RandomizedResponse(self.epsilon)
-        lo, hi = self.lo, self.hi
+        if exact:
+            lo, hi = Fraction(self.lo), Fraction(self.hi)
+        else:
+            lo, hi = self.lo, self.hi
         for batch in np.array_split(order, self.rounds):  # T rounds, not a loop over agents
-            mid = 0.5 * (lo + hi)
-            p_hat = rr.debias(self.report(values[batch], mid, rng))
+            if exact:
+                mid = (lo + hi) / 2
+                # x ≤ mid ⇔ x ≤ ⌊mid⌋ for integers; clipped to int64, where the values live.
+                query = min(max(math.floor(mid), _INT64_MIN), _INT64_MAX)
+            else:
+                mid = query = 0.5 * (lo + hi)
+            p_hat = rr.debias(self.report(values[batch], query, rng))
             if p_hat < p_star:
                 lo = mid
             else:
