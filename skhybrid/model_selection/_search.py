@@ -221,6 +221,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 isinstance(self.n_iter, Integral) and not isinstance(self.n_iter, bool)
                 and self.n_iter >= 2):
             raise ValueError(f"n_iter must be an integer >= 2 or None; got {self.n_iter!r}.")
+        if self.n_jobs is not None and not (
+                isinstance(self.n_jobs, Integral) and not isinstance(self.n_jobs, bool)
+                and self.n_jobs != 0):
+            # (joblib refuses 0 too, but only after the charge)
+            raise ValueError("n_jobs must be None or a nonzero integer (-1: all cores); got "
+                             f"{self.n_jobs!r}.")
         if not hasattr(self.estimator, "predict"):
             raise ValueError(f"{type(self.estimator).__name__} has no predict method: "
                              "PrivateSearchCV selects among predictors by their validation "

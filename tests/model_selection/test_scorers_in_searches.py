@@ -126,3 +126,13 @@ def test_a_refused_run_says_nothing_was_charged_once():
     with pytest.raises(ValueError, match="tol=1e-19 is below") as info:
         search.fit(X, Y)
     assert str(info.value).count("Nothing was charged") == 1
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, True])
+def test_private_search_refuses_a_bad_n_jobs_before_the_charge(n_jobs):
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                             epsilon=1.0, accountant=acc, n_jobs=n_jobs)
+    with pytest.raises(ValueError, match="n_jobs must be None or a nonzero integer"):
+        search.fit(X, Y)
+    assert acc.events == []
