@@ -20,8 +20,8 @@ from ..learners._parity import (
 from ..learners._parity_core import boosted_private_parity, predict_parity
 from ..mechanisms import _noise
 from ..mechanisms.gf2 import pack_bits, solve_affine
-from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF, _monotone
-from ..mechanisms.local.frequency_oracle import HadamardResponse, fwht
+from ..mechanisms.local.cdf import DENSE_MAX_BITS, HierarchicalCDF
+from ..mechanisms.local.frequency_oracle import HadamardResponse
 from ..mechanisms.local.quantile import QuantileSearch
 from ..utils._sklearn_compat import (
     Interval,
@@ -74,32 +74,6 @@ def _refuse_unsearchable(bits, what):
         "use LocalThresholdClassifier(method='app-a'); nothing was charged.")
 
 
-def _full_cdf_table(cdf):
-    """A fitted hierarchical CDF's monotone estimate at every ``w`` in ``[0, 2^bits)``.
-
-    Equal to ``cdf.cdf(np.arange(2**bits))`` (the raw dyadic sums, then one isotonic
-    projection over the queried thresholds), but the levels deeper than the mechanism's
-    dense table are transformed once by a fast Walsh-Hadamard transform of their
-    aggregated reports (``O(l 2^l)``) instead of per query (``O(n_l)`` each).
-    Post-processing of the released reports.
-    """
-    acc = np.zeros(1)  # Σ of the levels so far, per prefix of the current length
-    for level in range(1, cdf.bits + 1):  # b + 1 levels, not samples
-        if level in cdf._dense:
-            est = cdf._dense[level]
-        else:
-            cols, weights = cdf._sparse[level]
-            dense = np.zeros(1 << level)
-            dense[cols] = weights
-            est = fwht(dense)
-        # #{x < u} adds f_l(prefix − 1) where u's l-bit prefix is odd (dyadic decomposition)
-        term = np.zeros(1 << level)
-        term[1::2] = est[0::2]
-        acc = np.repeat(acc, 2) + term
-    raw = np.concatenate([acc[1:], [1.0]])  # u = 1 .. 2^bits; every value is below 2^bits
-    return _monotone(raw)
-
-
 def threshold_from_cdf(cdf, bits):
     """Empirical-risk-minimising threshold from a CDF ``G`` of the encoded ``(label, t)``.
 
@@ -107,7 +81,8 @@ def threshold_from_cdf(cdf, bits):
     ``t ≥ θ``" is ``Pr[label=1, t<θ] + Pr[label=0, t≥θ] = G(2^b + θ − 1) − G(θ − 1)``
     (``G(−1) = 0``), for ``θ ∈ [0, 2^b]``. The minimum is taken over **all** ``2^b + 1``
     thresholds, exactly: for ``b <= 19``, and for the agents' hierarchical CDF up to
-    ``b = 21`` (its estimate at every encoded value, :func:`_full_cdf_table`), every
+    ``b = 21`` (its estimate at every encoded value,
+    :meth:`~skhybrid.mechanisms.local.HierarchicalCDF.cdf_table`), every
     threshold is evaluated; above, the estimated error is constant between the CDF's
     breakpoints (an empirical CDF steps only at ``θ = (u mod 2^b) + 1``; the Laplace tree,
     truncated at ``L`` levels, only at multiples of ``2^{b+1−L}``), so the first
@@ -136,7 +111,7 @@ def threshold_from_cdf(cdf, bits):
     if isinstance(cdf, HierarchicalCDF) and cdf.bits > DENSE_MAX_BITS:
         if bits > _HIERARCHICAL_SEARCH_BITS:
             _refuse_unsearchable(bits, "an exact search on a HierarchicalCDF")
-        table = _full_cdf_table(cdf)  # every encoded value at once: cdf.cdf over the domain
+        table = cdf.cdf_table()  # every encoded value at once: cdf.cdf over the domain
         starts = np.arange(top + 1, dtype=np.int64)
         lower = np.concatenate([[0.0], table[:top]])
         errors = table[top - 1:] - lower

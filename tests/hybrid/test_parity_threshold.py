@@ -217,13 +217,12 @@ def test_laplace_tree_search_is_exact_over_its_pieces():
 def test_hierarchical_cdf_search_at_20_bits_uses_every_encoded_value():
     # Beyond the mechanism's dense table (21 encoded bits) the referee computes the
     # estimate at all 2^21 values at once; it must equal cdf.cdf over the whole domain.
-    from skhybrid.hybrid._local_threshold import _full_cdf_table
     from skhybrid.mechanisms.local.cdf import HierarchicalCDF
 
     rng = np.random.default_rng(0)
     cdf = HierarchicalCDF(2.0, 21).fit(rng.integers(0, 2**21, 300), rng)
     full = cdf.cdf(np.arange(2**21))  # cheap only because 300 agents leave few columns
-    np.testing.assert_allclose(_full_cdf_table(cdf), full, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cdf.cdf_table(), full, rtol=0, atol=1e-12)
     theta, errors, starts = threshold_from_cdf(cdf, 20)
     brute = full[2**20 - 1:] - np.r_[0.0, full[:2**20]]
     np.testing.assert_allclose(errors, brute, rtol=0, atol=1e-12)
