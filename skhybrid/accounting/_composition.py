@@ -474,11 +474,12 @@ def _optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
         return 0.0
     if excess(hi) > 0:  # only rounding can get here (base == target_delta)
         return hi
-    root = brentq(excess, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+    # Tolerances relative to the scale (a root near 1e-12 needs steps far below 1e-13).
+    root = brentq(excess, 0.0, hi, xtol=1e-14 * min(1.0, hi), rtol=4 * np.finfo(float).eps)
     root = _nudge(
         root,
         lambda x: _opt_total_delta(epsilon, k, base, x) <= target_delta,
-        1e-13 * max(1.0, hi),
+        1e-13 * max(min(1.0, hi), root),
         +1,
         limit=hi,
     )

@@ -218,11 +218,14 @@ def test_private_fit_releases_no_iteration_count_and_fails_closed(monkeypatch):
     # Only float64 exhaustion stops it short: no point and no warning is released. (A tol
     # that low is refused before the charge; lifted here to reach the fail-closed path.)
     monkeypatch.setattr("skhybrid.learners._logistic._MIN_PRIVATE_TOL", 0.0)
+    # (Seeded: whether float64 is exhausted depends on the noise; this seed's fit is, as
+    # 29 of 30 seeds are, and with fresh entropy the test failed one run in thirty.)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", SeedReuseWarning)  # a fixed seed, on purpose
         with pytest.raises(RuntimeError, match="nothing is released"):
             DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc,
-                                 tol=1e-300).fit(X, y)
+                                 tol=1e-300, random_state=0).fit(X, y)
     assert acc.spent()[0] == pytest.approx(3.0)  # every charge stays
 
 
