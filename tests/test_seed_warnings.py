@@ -41,8 +41,9 @@ def test_fresh_entropy_or_no_budget_is_quiet(fit):
     with warnings.catch_warnings():
         warnings.simplefilter("error", SeedReuseWarning)
         fit(None, PrivacyAccountant(epsilon=10.0, delta=1e-3))
-        fit(np.random.default_rng(3), None)  # nothing tracked: tests and reproductions
-        fit(np.random.default_rng(3), PrivacyAccountant())  # an unlimited budget
+        for seed in (3, np.random.default_rng(3)):
+            fit(seed, None)  # nothing tracked: tests and reproductions
+            fit(seed, PrivacyAccountant())  # an unlimited budget
 
 
 

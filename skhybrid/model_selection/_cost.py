@@ -171,27 +171,32 @@ def _sklearn_search_cost(search, X, y, fit_params):
             f"the folds of {type(cv).__name__} depend on the private labels; use "
             "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
     splits = list(cv.split(X, y))
-    events, n_fits = [], 0
+    events, n_fits, refits = [], 0, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         for params in candidates:
             for train, _ in splits:
                 events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
                 n_fits += 1
-    if any(issubclass(w.category, PrivacyLeakWarning) and "label set" in str(w.message)
-           for w in caught):
+        if search.refit is not False:
+            # The refit's candidate is chosen by the scores: every candidate's refit is
+            # priced (no one candidate need be dearest in both ε and δ).
+            for params in candidates:
+                refit = _probe(estimator, prefix, params, X, y, np.arange(n), fit_params, n)
+                if refit not in refits:
+                    refits.append(refit)
+            n_fits += 1
+    # The probes' warnings, once each; a label set read from private labels is listed.
+    label_set = False
+    for category, message in dict.fromkeys((w.category, str(w.message)) for w in caught):
+        if issubclass(category, PrivacyLeakWarning) and "label set" in message:
+            label_set = True
+        else:
+            warnings.warn(message, category, stacklevel=3)
+    if label_set:
         uncovered.append(
             f"{type(estimator).__name__}'s label set is read from private labels (classes_ "
             "and whether a fit succeeds depend on them); declare classes=[...]")
-    refits = []
-    if search.refit is not False:
-        # The refit's candidate is chosen by the scores: every candidate's refit is priced
-        # (no one candidate need be dearest in both ε and δ).
-        for params in candidates:
-            refit = _probe(estimator, prefix, params, X, y, np.arange(n), fit_params, n)
-            if refit not in refits:
-                refits.append(refit)
-        n_fits += 1
     scoring = search.scoring
     if isinstance(scoring, (list, tuple, set)):  # multi-metric by names
         scoring = {name: name for name in scoring}

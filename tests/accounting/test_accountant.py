@@ -347,25 +347,6 @@ def test_budget_cli_refuses_a_missing_ledger_and_creates_nothing(tmp_path, capsy
     assert not path.exists()
 
 
-def test_a_fixed_seed_meeting_a_finite_budget_warns():
-    from skhybrid import SeedReuseWarning
-
-    X = np.random.default_rng(0).normal(size=(60, 3))
-    y = (X[:, 0] > 0).astype(int)
-    with pytest.warns(SeedReuseWarning, match="random_state=3 fixes the privacy noise"):
-        DPLogisticRegression(epsilon=0.5, classes=[0, 1], random_state=3,
-                             accountant=PrivacyAccountant(epsilon=2.0)).fit(X, y)
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SeedReuseWarning)
-        # No budget to protect (no accountant, or an unlimited one), or fresh entropy: quiet.
-        DPLogisticRegression(epsilon=0.5, classes=[0, 1], random_state=3).fit(X, y)
-        DPLogisticRegression(epsilon=0.5, classes=[0, 1], random_state=3,
-                             accountant=PrivacyAccountant()).fit(X, y)
-        DPLogisticRegression(epsilon=0.5, classes=[0, 1],
-                             accountant=PrivacyAccountant(epsilon=2.0)).fit(X, y)
-
-
 def test_sqlite_ledger_unpickled_where_its_file_is_missing_refuses_and_creates_nothing(
         tmp_path):
     import pickle
