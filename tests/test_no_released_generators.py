@@ -46,7 +46,7 @@ from skhybrid.mechanisms.local import (
     HierarchicalCDF,
     QuantileSearch,
 )
-from skhybrid.model_selection import PrivateSearchCV, dp_scorer
+from skhybrid.model_selection import PrivateSearchCV
 from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
 from skhybrid.transfer import (
@@ -327,16 +327,7 @@ def test_a_private_search_over_a_released_estimator_keeps_nothing(name, grid):
     assert find_generators(search, "search") == []
 
 
-def test_a_grid_search_with_dp_scorer_keeps_nothing():
-    from sklearn.model_selection import GridSearchCV
-
-    X, y, _ = _gauss(0, 200)
-    acc = PrivacyAccountant()
-    search = GridSearchCV(DPLogisticRegression(data_norm=5.0, classes=[0, 1], accountant=acc),
-                          {"C": [0.1, 1.0]}, cv=2,
-                          scoring=dp_scorer(epsilon=1.0, score_bound=1.0, accountant=acc))
-    search.fit(X, y)
-    assert find_generators(pickle.loads(pickle.dumps(search)), "search") == []
+# (dp_scorer in GridSearchCV: tests/model_selection/test_scorer_release.py, with its twin)
 
 
 # ------------------------------------------------------------------------ mechanisms

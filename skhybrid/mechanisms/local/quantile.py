@@ -167,8 +167,7 @@ class QuantileSearch(Mechanism):
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or not np.all(np.isfinite(values)):
             raise ValueError("values must be a 1-d array of finite numbers, one per agent.")
-        lo, hi = self._run(values, p_star, rng, exact=False)
-        return lo, hi
+        return self._run(values, p_star, rng, exact=False)
 
     def search_integers(self, values, p_star, rng):
         """Run the search on integer values in exact arithmetic.
