@@ -6,6 +6,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
+from scipy.stats import gamma
 
 from ..accounting import PrivacyEvent
 from ..mechanisms import LaplaceMechanism, _noise
@@ -154,6 +155,18 @@ class ObjectivePerturbation:
                                 self.output_sensitivity(u.size, gradient_tolerance),
                                 min_step=2.0**-30)
         return mech(u, rng)
+
+    def noise_gradient_bound(self, dim, tail=1e-12):
+        """A bound on ‖b‖/n, the size of the noise's term in ∇J_priv, that fails with
+        probability ``tail``: ‖b‖ ~ Gamma(dim, 2/ε′) (see :meth:`draw_noise`).
+
+        Next to a term of that size float64 locates the minimiser only to about
+        ``2^-52 · ‖b‖/n`` in gradient norm, so a gradient tolerance below it is out of
+        reach whatever the rows; the caller refuses such a fit before charging.
+        """
+        if math.isinf(self.eps_prime):
+            return 0.0
+        return float(gamma.isf(tail, dim, scale=2.0 / self.eps_prime)) / self.n
 
     def draw_noise(self, dim, rng):
         """b with density ∝ exp(−ε′‖b‖/2): ‖b‖ ~ Gamma(dim, 2/ε′), direction uniform."""

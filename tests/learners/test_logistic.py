@@ -1,6 +1,7 @@
 """DPLogisticRegression: the non-private limit, accuracy, charges, noise-call spy, bad input."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -218,6 +219,7 @@ def test_private_fit_releases_no_iteration_count_and_fails_closed(monkeypatch):
     # Only float64 exhaustion stops it short: no point and no warning is released. (A tol
     # that low is refused before the charge; lifted here to reach the fail-closed path.)
     monkeypatch.setattr("skhybrid.learners._logistic._MIN_PRIVATE_TOL", 0.0)
+    monkeypatch.setattr(DPLogisticRegression, "_check_reachable", lambda *args: None)
     # (Seeded: whether float64 is exhausted depends on the noise; this seed's fit is, as
     # 29 of 30 seeds are, and with fresh entropy the test failed one run in thirty.)
     with warnings.catch_warnings():
@@ -371,6 +373,7 @@ def test_approximate_minima_perturbation_release():
 def test_private_fit_that_misses_its_tolerance_releases_nothing(monkeypatch):
     X, y = load_breast_cancer(return_X_y=True)
     monkeypatch.setattr("skhybrid.learners._logistic._MIN_PRIVATE_TOL", 0.0)
+    monkeypatch.setattr(DPLogisticRegression, "_check_reachable", lambda *args: None)
     with pytest.raises(RuntimeError, match="gradient tolerance"):
         DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-300, random_state=0,
                              data_norm=1000.0).fit(X, y)
@@ -387,6 +390,56 @@ def test_private_fit_refuses_a_tolerance_near_float64_rounding():
     # a fit with no private row is not a release: any tol
     DPLogisticRegression(epsilon=1.0, classes=[0, 1], tol=1e-19, max_iter=50).fit(
         X, y, public_mask=np.ones(len(y), dtype=bool))
+
+
+def _fit_outcomes(X, y, public, seeds, **params):
+    """'ok' or 'raise' per seed (fail-closed RuntimeError), with the charge counted."""
+    out = []
+    for seed in seeds:
+        try:
+            DPLogisticRegression(classes=[0, 1], random_state=seed, **params).fit(
+                X, y, public_mask=public)
+            out.append("ok")
+        except RuntimeError:
+            out.append("raise")
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+def test_private_fit_refuses_what_float64_cannot_certify(monkeypatch):
+    # At tiny ε the noise term b/n of the gradient (~1/ε) and a large public_weight make
+    # the gradient's rounding exceed tol: whether the solver then reaches tol depended on
+    # the private rows (red team 3: 8 of 12 neighbours raised at public_weight=1e5,
+    # tol=1e-13), and a valid ε = 1e-12 failed after the charge (its output share 5e-14 is
+    # below the range). Refused before the charge, naming the fix.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1500, 4))
+    X /= np.maximum(1, np.linalg.norm(X, axis=1))[:, None]
+    y = (X @ np.array([1.0, -2, 0.5, 0]) + 0.3 * rng.normal(size=1500) > 0).astype(int)
+    none, half = np.zeros(1500, bool), np.arange(1500) < 750
+    acc = PrivacyAccountant(epsilon=5.0)
+    cases = [(dict(epsilon=1e-8), none, r"epsilon >= about (\S+) or tol >= "),
+             (dict(epsilon=1e-12, tol=1e-3), none, r"epsilon >= about (\S+)\. "),
+             (dict(epsilon=1.0, public_weight=1e5, tol=1e-13), half,
+              r"tol >= \S+ or a smaller public_weight")]
+    for params, public, fix in cases:
+        with pytest.raises(ValueError, match=r"cannot certify tol=.*" + fix
+                           + r".*Nothing was charged") as info:
+            DPLogisticRegression(classes=[0, 1], accountant=acc, **params).fit(
+                X, y, public_mask=public)
+        assert acc.spent() == (0.0, 0.0)
+        if "about" in fix:  # the ε it names is accepted, and the fit then succeeds
+            eps_min = float(re.search(fix, str(info.value)).group(1))
+            assert _fit_outcomes(X, y, public, range(6), **{**params, "epsilon": eps_min}) \
+                == ["ok"] * 6
+    # Just inside the bounds nothing fails (public_weight 850 at tol 1e-13; the bound is 900)
+    assert _fit_outcomes(X, y, half, range(8), epsilon=1.0, public_weight=850.0,
+                         tol=1e-13) == ["ok"] * 8
+    # Twin: without the check these fits are charged and then fail on some seeds
+    monkeypatch.setattr(DPLogisticRegression, "_check_reachable", lambda *args: None)
+    assert "raise" in _fit_outcomes(X, y, none, range(12), epsilon=1e-8)
+    assert "raise" in _fit_outcomes(X, y, half, range(12), epsilon=1.0, public_weight=1e5,
+                                    tol=1e-13)
 
 
 def test_single_precision_hessian_hands_over_to_double_precision(monkeypatch):
