@@ -8,14 +8,14 @@ from scipy.optimize import brentq
 from ..accounting import _composition as comp
 from . import _noise
 from .._validation import check_generator
-from ._base import Mechanism, check_delta, check_epsilon, check_sensitivity
+from ._base import (Mechanism, check_delta, check_epsilon, check_sensitivity,
+                    lattice_index)
 
 __all__ = ["GaussianMechanism", "gaussian_mechanism", "gaussian_lattice", "zcdp_rho_for"]
 
 # The discrete Gaussian sampler takes integer sigma up to 4096; aim for ~2048 lattice steps
 # per standard deviation, so the lattice is fine against the noise.
 _SIGMA_STEPS = 2048
-_RANGE_STEPS = 2.0**50
 
 
 def zcdp_rho_for(epsilon, delta):
@@ -208,12 +208,11 @@ class GaussianMechanism(Mechanism):
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         arr = np.asarray(value)
         integer = np.issubdtype(arr.dtype, np.integer)
-        arr = arr.astype(np.float64)
-        if not np.all(np.isfinite(arr)):
+        if not integer and not np.all(np.isfinite(arr.astype(np.float64))):
             raise ValueError("The Gaussian mechanism needs finite values (got NaN or inf).")
         n = max(1, arr.size) if n_values is None else int(n_values)
         g, sigma_int, _ = self.lattice(n, integer)
-        index = np.rint(np.clip(arr / g, -_RANGE_STEPS, _RANGE_STEPS)).astype(np.int64)
+        index = lattice_index(arr, g)
         noise = _noise.discrete_gaussian(rng, sigma_int, arr.shape or None, unit=g,
                                          tag=self.name)
         return (index + noise).astype(np.float64) * g

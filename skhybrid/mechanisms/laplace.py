@@ -7,16 +7,13 @@ import numpy as np
 
 from . import _noise
 from .._validation import check_generator
-from ._base import Mechanism, check_epsilon, check_sensitivity
+from ._base import RANGE_STEPS, Mechanism, check_epsilon, check_sensitivity, lattice_index
 
 __all__ = ["LaplaceMechanism", "laplace_mechanism", "laplace_lattice"]
 
 # Lattice steps are chosen so the noise has at least this many steps per unit of scale:
 # the rounding then costs at most ~1/1024 of the sensitivity.
 _STEPS = 1024
-# Values are clamped to +-2^50 lattice steps (a 1-Lipschitz map: no sensitivity cost), so
-# lattice indices plus noise stay exact in int64 and in float64.
-_RANGE_STEPS = 2.0**50
 
 
 def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None):
@@ -142,7 +139,7 @@ class LaplaceMechanism(Mechanism):
         """
         g = laplace_lattice(self.sensitivity, self.epsilon, max(1, int(n_values)), integer,
                             self.min_step)[0]
-        return _RANGE_STEPS * g
+        return RANGE_STEPS * g
 
     def __call__(self, value, rng):
         """Release ``value`` snapped to a lattice plus exact discrete Laplace noise.
@@ -156,12 +153,11 @@ class LaplaceMechanism(Mechanism):
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
         arr = np.asarray(value)
         integer = np.issubdtype(arr.dtype, np.integer)
-        arr = arr.astype(np.float64)
-        if not np.all(np.isfinite(arr)):
+        if not integer and not np.all(np.isfinite(arr.astype(np.float64))):
             raise ValueError("The Laplace mechanism needs finite values (got NaN or inf).")
         g, t, _ = laplace_lattice(self.sensitivity, self.epsilon, max(1, arr.size), integer,
                                   self.min_step)
-        index = np.rint(np.clip(arr / g, -_RANGE_STEPS, _RANGE_STEPS)).astype(np.int64)
+        index = lattice_index(arr, g)
         noise = _noise.discrete_laplace(rng, t, arr.shape or None, unit=g, tag=self.name)
         return (index + noise).astype(np.float64) * g
 

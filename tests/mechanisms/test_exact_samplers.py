@@ -3,6 +3,7 @@ mechanisms."""
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -129,3 +130,49 @@ def test_gaussian_integer_releases_realise_at_most_the_charged_rho(epsilon, delt
         g, sigma_int, _ = _old_integer_lattice(sensitivity, mech.rho, d, mech.sigma)
         assert g > 1
         assert _worst_integer_shift(g, sensitivity, d) ** 2 / (2.0 * sigma_int**2) > mech.rho
+
+
+def _float_index(x, g):
+    """Mutant: the index as computed before integer input kept its own arithmetic (cast to
+    float64 first, which rounds beyond 2^53)."""
+    return np.rint(np.clip(np.asarray(x).astype(np.float64) / g, -2.0**50, 2.0**50)).astype(
+        np.int64)
+
+
+@pytest.mark.parametrize("k", [-3, 0, 1, 4, 12])
+def test_lattice_index_of_integers_is_exact_round_half_to_even(k):
+    from skhybrid.mechanisms._base import RANGE_STEPS, lattice_index
+
+    g = 2.0**k
+    rng = np.random.default_rng(k + 10)
+    small = rng.integers(-(2**52), 2**52, 500)
+    halves = (np.arange(-40, 40) * 2**max(k, 0)) + (2 ** (k - 1) if k > 0 else 0)
+    big = np.concatenate([rng.integers(2**53, 2**62, 500), -rng.integers(2**53, 2**62, 500),
+                          [2**63 - 1, -(2**63)]])
+    for x in (small, halves, big):
+        got = lattice_index(x.astype(np.int64), g)
+        want = [max(-RANGE_STEPS, min(RANGE_STEPS, round(Fraction(int(max(-(2**62), min(
+            2**62, v))), 1) / Fraction(g)))) for v in x]
+        assert got.tolist() == want  # (Python rounds a Fraction half to even, as rint)
+    # identical to the float path wherever the cast is exact
+    np.testing.assert_array_equal(lattice_index(small, g), _float_index(small, g))
+    assert lattice_index(np.array([2**64 - 1], dtype=np.uint64), g)[0] > 0  # no wrap
+
+
+def test_laplace_on_integers_beyond_2_53_moves_neighbours_only_as_far_as_charged():
+    # red team 3: Δ = 16399.2, ε = 1 on int64 input: g = 16 and a shift of floor(Δ/g) + 1 =
+    # 1025 steps is paid; the float cast made it 1026 (realised ε 1026/1025)
+    from skhybrid.mechanisms._base import lattice_index
+    from skhybrid.mechanisms.laplace import laplace_lattice
+
+    g, t, _ = laplace_lattice(16399.2, 1.0, 1, integer=True)
+    paid = int(16399.2 // g) + 1
+    x = np.arange(2**53 + 2**30, 2**53 + 2**30 + 4096, dtype=np.int64)
+    shifts = np.abs(lattice_index(x + 16399, g) - lattice_index(x, g))
+    assert shifts.max() <= paid
+    assert np.abs(_float_index(x + 16399, g) - _float_index(x, g)).max() == paid + 1  # twin
+    mech = LaplaceMechanism(1.0, 16399.2)
+    worst = int(x[np.argmax(shifts)])
+    a = mech(np.int64(worst), np.random.default_rng(7))
+    b = mech(np.int64(worst + 16399), np.random.default_rng(7))
+    assert abs(b - a) / g <= paid
