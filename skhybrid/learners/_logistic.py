@@ -390,6 +390,11 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         largest = noise + self.public_weight * n_public / n + (n - n_public) / n
         rounding = _FLOAT64_EPS * largest
         if rounding <= self.tol and mechanism.eps_out >= low:
+            try:  # and the output noise's lattice must be one the exact sampler draws on
+                mechanism.output_mechanism(dim, self.tol).value_bound(dim)
+            except ValueError as exc:
+                raise ValueError(f"DPLogisticRegression at epsilon={self.epsilon!r}, "
+                                 f"tol={self.tol!r}: {exc} Nothing was charged.") from None
             return
         fix = []
         if mechanism.eps_out < low or _FLOAT64_EPS * noise > self.tol / 2:

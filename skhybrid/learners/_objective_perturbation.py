@@ -149,12 +149,16 @@ class ObjectivePerturbation:
         """
         if not self.output_share or math.isinf(self.eps_out):
             return u
-        # Lattice steps of at least 2^-30 keep values up to 2^20 representable; the
-        # rounding then dominates the sensitivity, and the noise stays ~ p·2^-30/ε_out.
-        mech = LaplaceMechanism(self.eps_out,
-                                self.output_sensitivity(u.size, gradient_tolerance),
+        return self.output_mechanism(u.size, gradient_tolerance)(u, rng)
+
+    def output_mechanism(self, dim, gradient_tolerance):
+        """The lattice Laplace mechanism of :meth:`release` (at ``eps_out``).
+
+        Lattice steps of at least 2^-30 keep values up to 2^20 representable; the rounding
+        then dominates the sensitivity, and the noise stays ~ p·2^-30/ε_out.
+        """
+        return LaplaceMechanism(self.eps_out, self.output_sensitivity(dim, gradient_tolerance),
                                 min_step=2.0**-30)
-        return mech(u, rng)
 
     def noise_gradient_bound(self, dim, tail=1e-12):
         """A bound on ‖b‖/n, the size of the noise's term in ∇J_priv, that fails with

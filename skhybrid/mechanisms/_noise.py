@@ -260,7 +260,8 @@ def _bernoulli_exp_unit(rng, num, den):
     k = 1
     while active.size:
         high = den * k if scalar else den[active] * k
-        if np.any(high > _INT_HIGH // 2):  # pragma: no cover - parameters are bounded
+        if np.any(high > _INT_HIGH // 2):  # pragma: no cover - callers bound den by 2^56,
+            # so k would have to pass 64: probability below 1/64!
             raise OverflowError("bernoulli_exp: denominator too large for exact sampling.")
         draws = rng.integers(0, high, active.size) if scalar else rng.integers(0, high)
         keep_going = draws < num[active]
@@ -304,8 +305,9 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     Canonne, Kamath & Steinke (2020), Algorithm 2 with s = 1 and integer ``t >= 1``:
     U uniform on {0..t-1} kept with probability exp(-U/t), V geometric (a run of
     Bernoulli(exp(-1)) successes), X = U + tV, a uniform sign (rejecting -0). Vectorised:
-    only rejected entries are redrawn. Integer ``t`` only; the mechanisms round their
-    scale up to one, which only adds noise.
+    only rejected entries are redrawn. Integer ``t`` in [1, 2^56] only; the mechanisms
+    round their scale up to one, which only adds noise, and choose lattices that keep it
+    below 2^56.
 
     ``unit`` is the lattice step the caller multiplies the draws by: the spy records the
     scale in the caller's units, ``t * unit``.
@@ -313,8 +315,8 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     Returns an int64 array of shape ``size``.
     """
     t = int(t)
-    if t < 1:
-        raise ValueError(f"discrete_laplace needs an integer scale t >= 1; got {t}.")
+    if not 1 <= t <= 1 << 56:  # beyond, t·k and u + t·v could leave int64
+        raise ValueError(f"discrete_laplace takes an integer scale t in [1, 2^56]; got {t}.")
     n = int(np.prod(size)) if size is not None else 1
     _record("discrete_laplace", float(t) * unit, size, tag)
     out = np.empty(n, dtype=np.int64)

@@ -15,6 +15,11 @@ __all__ = ["LaplaceMechanism", "laplace_mechanism", "laplace_lattice"]
 # the rounding then costs at most ~1/1024 of the sensitivity.
 _STEPS = 1024
 
+# Largest discrete Laplace scale t drawn: the exact sampler's uniform integers below
+# t·k (k the step of Canonne et al.'s Algorithm 1, ~never beyond 60) and its values
+# u + t·v stay within int64.
+_MAX_SCALE = 2**56
+
 
 def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None):
     """Lattice step ``g``, integer noise scale ``t`` and realised ε of the snapped mechanism.
@@ -61,12 +66,22 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None
         k = max(0, math.ceil(math.log2(_STEPS * epsilon / sensitivity)))
         g = 2.0**-k
         delta_int = int(sensitivity) << k
-    else:
-        g = 2.0 ** math.floor(math.log2(sensitivity / (_STEPS * max(1, n_values))))
-        if min_step is not None:
-            g = max(g, float(min_step))
-        delta_int = math.floor(sensitivity / g) + int(n_values)
+        t = max(1, math.ceil(Fraction(delta_int) / Fraction(epsilon)))
+        if t <= _MAX_SCALE:
+            return g, t, delta_int / t
+        # Δ/ε beyond 2^56 unit steps: a coarser lattice (its rounding paid) keeps t exact.
+    g = 2.0 ** math.floor(math.log2(sensitivity / (_STEPS * max(1, n_values))))
+    if min_step is not None:
+        g = max(g, float(min_step))
+    delta_int = math.floor(sensitivity / g) + int(n_values)
     t = max(1, math.ceil(Fraction(delta_int) / Fraction(epsilon)))
+    if t > _MAX_SCALE:
+        raise ValueError(
+            f"The Laplace mechanism at epsilon={epsilon!r} over {int(n_values)} values needs "
+            f"a noise scale of {float(t):.3g} lattice steps (the rounding of each value "
+            "costs one step), beyond the 2^56 its exact sampler draws in int64. Use a larger "
+            "epsilon or release fewer values at a time."
+        )
     return g, t, delta_int / t
 
 

@@ -176,3 +176,20 @@ def test_laplace_on_integers_beyond_2_53_moves_neighbours_only_as_far_as_charged
     a = mech(np.int64(worst), np.random.default_rng(7))
     b = mech(np.int64(worst + 16399), np.random.default_rng(7))
     assert abs(b - a) / g <= paid
+
+
+def test_laplace_at_tiny_epsilon_and_large_sensitivity_keeps_its_scale_in_int64():
+    # red team 3: ε = 1e-12 with an integer Δ of 2e6 to 1e7 gave t = Δ/ε ≥ 2^61 on the unit
+    # lattice, and the sampler overflowed at random (2/20 to 20/20 draws). A coarser lattice
+    # (its rounding paid) now keeps t ≤ 2^56; what no lattice can hold is refused.
+    for sensitivity in (2e6, 3e6, 1e7):
+        g, t, realised = laplace_lattice(sensitivity, 1e-12, 20, integer=True)
+        assert t <= 2**56 and realised <= 1e-12 and g > 1
+        out = LaplaceMechanism(1e-12, sensitivity)(np.zeros(20, dtype=np.int64),
+                                                  np.random.default_rng(0))  # 20 values
+        assert np.all(out / g == np.rint(out / g))
+    assert laplace_lattice(1.0, 1.0, 1, integer=True)[0] == 2.0**-10  # unchanged below
+    with pytest.raises(ValueError, match=r"epsilon=1e-12 over 1048576 values .*larger epsilon"):
+        laplace_lattice(1.0, 1e-12, 2**20)
+    with pytest.raises(ValueError, match=r"t in \[1, 2\^56\]"):
+        _noise.discrete_laplace(np.random.default_rng(0), 3 * 2**60, 1)
