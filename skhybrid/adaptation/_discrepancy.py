@@ -24,6 +24,8 @@ import numbers
 import numpy as np
 from scipy import linalg
 
+from ..utils._rows import clip_scale, row_norms
+
 __all__ = [
     "adaptation_objective",
     "clip_rows",
@@ -109,10 +111,7 @@ def clip_rows(X, r):
     """
     X = _check_matrix(X, "X")
     r = _check_positive(r, "r")
-    norms = np.linalg.norm(X, axis=1)
-    # r / max(norm, r) <= 1, equal to 1 inside the ball; no division by zero for zero rows.
-    factors = r / np.maximum(norms, r)
-    return X * factors[:, None]
+    return X * clip_scale(row_norms(X), r)[:, None]
 
 
 def second_moment(X, weights=None):

@@ -15,6 +15,7 @@ from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._threads import single_blas_thread_if_small
 from .._validation import EPSILON_RANGE, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
+from ..utils._rows import clip_scale, row_norms
 from ..utils._sklearn_compat import (
     Interval,
     LinearClassifierMixin,
@@ -89,8 +90,7 @@ def _normalised_rows(X, data_norm, norm, intercept_scaling):
     """Rows clipped to ℓ2 norm ``data_norm``, the constant ``intercept_scaling`` appended
     (unless None), all divided by ``norm``: one pass, one new array."""
     n, d = X.shape
-    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    scale = np.minimum(1.0, data_norm / np.maximum(row_norms, np.finfo(float).tiny)) / norm
+    scale = clip_scale(row_norms(X), data_norm) / norm
     X_hat = np.empty((n, d + (intercept_scaling is not None)))
     np.multiply(X, scale[:, None], out=X_hat[:, :d])
     if intercept_scaling is not None:

@@ -10,6 +10,7 @@ from scipy.stats import gamma
 
 from ..accounting import PrivacyEvent
 from ..mechanisms import LaplaceMechanism, _noise
+from ..utils._rows import clip_scale, row_norms
 
 __all__ = ["ObjectivePerturbation", "clip_rows"]
 
@@ -32,9 +33,7 @@ LOGISTIC_CURVATURE = 0.25
 
 def clip_rows(X, norm):
     """Scale every row of ``X`` with ℓ2 norm above ``norm`` back onto the ball of radius ``norm``."""
-    norms = np.linalg.norm(X, axis=1)
-    factor = np.minimum(1.0, norm / np.maximum(norms, np.finfo(float).tiny))
-    return X * factor[:, None]
+    return X * clip_scale(row_norms(X), norm)[:, None]
 
 
 class ObjectivePerturbation:

@@ -12,6 +12,7 @@ from .._validation import resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..accounting._rdp import calibrate_subsampled_gaussian_mu, subsampled_gaussian_epsilon
 from ..mechanisms import _noise
+from ..utils._rows import clip_scale, row_norms
 from ..utils._sklearn_compat import (
     Interval,
     LinearClassifierMixin,
@@ -29,6 +30,24 @@ def _augment(X, fit_intercept, intercept_scaling):
     if not fit_intercept:
         return np.ascontiguousarray(X, dtype=float)
     return np.hstack([X, np.full((X.shape[0], 1), float(intercept_scaling))])
+
+
+def _margins(Xa, theta):
+    """``Xa @ theta`` silently: a row beyond ~1e154 can overflow the product (numpy warns,
+    and mixed signs give inf − inf = NaN); such rows are recomputed from their direction,
+    x·θ = max|x| · (x/max|x|)·θ, which is finite or ±inf, never NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = Xa @ theta
+        bad = ~np.isfinite(out)
+        if bad.any():
+            out[bad] = _direction_dot(Xa[bad], theta)
+    return out
+
+
+def _direction_dot(X, theta):
+    top = np.abs(X).max(axis=-1)
+    with np.errstate(over="ignore"):
+        return top * ((X / top[..., None]) @ theta)
 
 
 def clipped_gradients(theta, Xa, ya, lipschitz, loss="hinge"):
@@ -53,17 +72,16 @@ def clipped_gradients(theta, Xa, ya, lipschitz, loss="hinge"):
     -------
     grads : ndarray of shape (m, p)
     """
-    margins = ya * (Xa @ theta)
+    margins = ya * _margins(Xa, theta)
     if loss == "hinge":
         coef = -ya * (margins < 1.0)
     elif loss == "logistic":
         coef = -ya / (1.0 + np.exp(np.clip(margins, -500, 500)))
     else:
         raise ValueError(f"loss must be 'hinge' or 'logistic'; got {loss!r}.")
-    norms = np.abs(coef) * np.linalg.norm(Xa, axis=1)
-    with np.errstate(divide="ignore"):
-        scale = np.where(norms > lipschitz, lipschitz / norms, 1.0)
-    return (coef * scale)[:, None] * Xa
+    with np.errstate(over="ignore"):
+        norms = np.abs(coef) * row_norms(Xa)
+    return (coef * clip_scale(norms, lipschitz))[:, None] * Xa
 
 
 def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rng,
@@ -128,8 +146,7 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
         G = math.sqrt(lipschitz**2 + sigma**2 * p)
     steps = D / (G * np.sqrt(np.arange(1, R + 1)))
     # Per-draw scalars: the clipped gradient is coef·x with coef = −y·min(1, L/‖x‖)·[active].
-    row_norm = np.linalg.norm(Xa, axis=1)
-    clip = np.minimum(1.0, lipschitz / np.maximum(row_norm, 1e-300))
+    clip = clip_scale(row_norms(Xa), lipschitz)
     Xr, yr, cr = Xa[idx], ya[idx], clip[idx]
     theta = np.zeros(p)
     total = np.zeros(p)
@@ -137,22 +154,26 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
     logistic = loss == "logistic"
     every = max(1, R // 10) if verbose else R + 1
     start = time.perf_counter()
-    for r in range(R):
-        if r and r % every == 0:
-            elapsed = time.perf_counter() - start
-            print(f"[noisy SGD] step {r}/{R}: |average| {np.linalg.norm(total / r):.4g}, "
-                  f"{elapsed:.1f} s, about {elapsed / r * (R - r):.1f} s left")
-        total += theta
-        x = Xr[r]
-        m = yr[r] * float(x @ theta)
-        if logistic:
-            c = -yr[r] * cr[r] / (1.0 + math.exp(min(m, 500.0)))
-        else:
-            c = -yr[r] * cr[r] if m < 1.0 else 0.0
-        theta = theta - steps[r] * (c * x + noise[r])
-        sq = float(theta @ theta)
-        if sq > r2:
-            theta *= radius / math.sqrt(sq)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge rows: see _margins
+        for r in range(R):
+            if r and r % every == 0:
+                elapsed = time.perf_counter() - start
+                print(f"[noisy SGD] step {r}/{R}: |average| {np.linalg.norm(total / r):.4g}, "
+                      f"{elapsed:.1f} s, about {elapsed / r * (R - r):.1f} s left")
+            total += theta
+            x = Xr[r]
+            m = float(x @ theta)
+            if not math.isfinite(m):  # a row beyond ~1e154 (see _margins)
+                m = float(_direction_dot(x, theta))
+            m *= yr[r]
+            if logistic:
+                c = -yr[r] * cr[r] / (1.0 + math.exp(min(m, 500.0)))
+            else:
+                c = -yr[r] * cr[r] if m < 1.0 else 0.0
+            theta = theta - steps[r] * (c * x + noise[r])
+            sq = float(theta @ theta)
+            if sq > r2:
+                theta *= radius / math.sqrt(sq)
     return total / R
 
 

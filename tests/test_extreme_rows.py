@@ -1,0 +1,82 @@
+"""A huge but finite private row is clipped like any other, silently.
+
+Red team 3: a private row of norm beyond ~1.3e154 overflowed when its norm was squared, so
+numpy printed ``RuntimeWarning: overflow`` on that data set and not on its neighbour (a bit
+outside the guarantee), and the row was zeroed instead of clipped.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skhybrid import PrivacyAccountant
+from skhybrid.adaptation import DiscrepancyAdaptationRegressor
+from skhybrid.adaptation._discrepancy import clip_rows as adaptation_clip_rows
+from skhybrid.learners import DPLogisticRegression
+from skhybrid.learners._objective_perturbation import clip_rows as op_clip_rows
+from skhybrid.transfer import NoisySGDClassifier
+from skhybrid.transfer._sgd import clipped_gradients
+from skhybrid.utils._rows import row_norms
+
+HUGE = [1e155, -1e300, np.finfo(float).max / 2]
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 3))
+Y_CLASS = (X[:, 0] > 0).astype(int)
+PUBLIC = np.arange(300) < 60
+Y_REG = np.where(PUBLIC, X @ [0.3, -0.2, 0.1], np.nan)
+
+ESTIMATORS = {
+    "NoisySGDClassifier": (lambda acc: NoisySGDClassifier(
+        classes=[0, 1], delta=1e-5, n_steps=300, accountant=acc, random_state=0), Y_CLASS, {}),
+    "NoisySGDClassifier logistic": (lambda acc: NoisySGDClassifier(
+        loss="logistic", classes=[0, 1], delta=1e-5, n_steps=300, accountant=acc,
+        random_state=0), Y_CLASS, {}),
+    "DPLogisticRegression": (lambda acc: DPLogisticRegression(
+        classes=[0, 1], accountant=acc, random_state=0), Y_CLASS, {}),
+    "adaptation noisy-moments": (lambda acc: DiscrepancyAdaptationRegressor(
+        solver="noisy-moments", accountant=acc, random_state=0), Y_REG,
+        {"public_mask": PUBLIC}),
+    "adaptation two-stage-md": (lambda acc: DiscrepancyAdaptationRegressor(
+        solver="two-stage-md", max_iter=5, accountant=acc, random_state=0), Y_REG,
+        {"public_mask": PUBLIC}),
+}
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_a_huge_private_row_changes_no_warning_and_no_charge(name):
+    make, y, fit_params = ESTIMATORS[name]
+    charges = []
+    for value in [None, *HUGE]:
+        Z = X.copy()
+        if value is not None:
+            Z[200] = [value, -value, 0.0]  # mixed signs: x·θ could be inf − inf
+        acc = PrivacyAccountant(epsilon=100.0, delta=1e-3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", category=__import__("skhybrid").SeedReuseWarning)
+            est = make(acc).fit(Z, y, **fit_params)
+        assert np.all(np.isfinite(est.coef_))
+        charges.append(acc.spent("central"))
+    assert all(c == charges[0] for c in charges)
+
+
+def test_huge_rows_are_clipped_onto_the_ball_not_zeroed():
+    Z = np.array([[v, v, 0.0] for v in HUGE] + [[3.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        norms = row_norms(Z)
+        np.testing.assert_allclose(norms[:3], np.abs(HUGE) * np.sqrt(2))
+        assert norms[3] == 5.0 and norms[4] == 0.0
+        for clipped in (adaptation_clip_rows(Z, 2.0), op_clip_rows(Z, 2.0)):
+            np.testing.assert_allclose(np.linalg.norm(clipped, axis=1), [2, 2, 2, 2, 0])
+        g = clipped_gradients(np.zeros(3), Z, np.ones(5), lipschitz=1.0)  # margin 0 < 1
+        np.testing.assert_allclose(np.linalg.norm(g, axis=1), [1, 1, 1, 1, 0])
+        W = Z * [1.0, -1.0, 1.0]  # x·θ = inf − inf on the huge rows
+        g = clipped_gradients(np.ones(3), W, np.ones(5), lipschitz=1.0, loss="logistic")
+        assert np.all(np.isfinite(g))
+    # twin: the plain norm overflows, with a warning, on the first rows
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        assert np.isinf(np.linalg.norm(Z, axis=1)[:3]).all()
