@@ -9,6 +9,8 @@
    every data-dependent transformer in :class:`PublicFitTransformer`.
 """
 
+import warnings
+
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
@@ -62,6 +64,14 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
     matrix stays sparse (the wrapped transformer decides whether it accepts it); other
     input becomes a numpy array. ``set_output(transform="pandas")`` returns DataFrames
     with the input's index and the wrapped transformer's feature names.
+
+    The public rows define the wrapped transformer's domain: a private row outside it (a
+    category no public row shows, a value beyond a ``SplineTransformer``'s knots with
+    ``extrapolation="error"``) makes ``fit_transform`` raise, before any learner after it
+    charges, with a message that names no value; choose the option that maps such rows
+    inside the domain (``handle_unknown="ignore"``, ``extrapolation="constant"``) when
+    private rows may fall outside. Warnings raised while transforming the training rows
+    are not shown (they would depend on the private rows).
 
     Parameters
     ----------
@@ -146,6 +156,34 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         self.transformer_.fit(safe_indexing(X, rows), y)
         self.n_public_ = int(rows.size)
         return self
+
+    def fit_transform(self, X, y=None, *, public_mask=None):
+        """Fit ``transformer`` on the public rows, then transform every row.
+
+        The wrapped transformer's warnings while it transforms these rows are not shown:
+        the rows include private ones, and a warning that fires for one of them (an
+        unseen category under ``OneHotEncoder(handle_unknown="warn")``, ...) would tell
+        the data set from its neighbour, outside any charge. Errors are raised without
+        the values (see :meth:`transform`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Every row; only the public ones are read by the fit.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for transformers that use them; only the public rows are read.
+        public_mask : array-like of bool of shape (n_samples,)
+            True for public rows.
+
+        Returns
+        -------
+        X_new : {ndarray, sparse matrix, DataFrame}
+            Every row of ``X``, transformed.
+        """
+        self.fit(X, y, public_mask=public_mask)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.transform(X)
 
     def transform(self, X):
         """Transform every row with the transformer fit on public rows.
