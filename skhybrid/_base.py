@@ -7,7 +7,7 @@ from numbers import Integral
 
 from ._validation import check_delta, check_epsilon, check_generator
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
-from .accounting._accountant import best_view
+from .accounting._accountant import _relabel, best_view
 from .exceptions import SeedReuseWarning
 
 __all__ = ["PrivateEstimatorMixin", "nonprivate_event"]
@@ -106,7 +106,8 @@ class PrivateEstimatorMixin:
         :class:`~skhybrid.accounting.BudgetExceededError` (nothing computed) if over budget.
         """
         source = type(self).__name__
-        events = [e for e in events if e is not None]
+        # labelled as the ledger labels them
+        events = [_relabel(e, source) for e in events if e is not None]
         if self.accountant is not None:
             self.accountant.spend(events, source=source)
         # The accountant's reporting rule, with the fit's own delta as the target: an

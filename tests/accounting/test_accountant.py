@@ -399,3 +399,17 @@ def test_a_population_left_out_of_a_budget_dict_cannot_be_spent(budget):
     acc.spend([PrivacyEvent("x", "pure", 1.0, 0.0)])  # the named population still spends
     assert acc.spent("local") == (0.0, 0.0)
     assert [e.population for e in acc.events] == ["central"]
+
+
+def test_an_estimators_events_are_labelled_as_in_the_ledger():
+    # red team 3: privacy_events_ had source="" where the ledger named the estimator
+    from skhybrid.datasets import make_label_determined_halfspace
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.ppm import PPMHalfspaceClassifier
+
+    X, y, public = make_label_determined_halfspace(300, random_state=0)
+    for est in (DPLogisticRegression(classes=[0, 1]), PPMHalfspaceClassifier(private_class=1)):
+        acc = PrivacyAccountant(epsilon=5.0)
+        est.set_params(accountant=acc).fit(X, y, public_mask=public)
+        assert [e.source for e in est.privacy_events_] == [e.source for e in acc.events] \
+            == [type(est).__name__] * len(acc.events)
