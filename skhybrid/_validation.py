@@ -99,6 +99,20 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=False):
     return float(epsilon)
 
 
+def check_epsilon_halves(epsilon, why):
+    """``epsilon/2`` must lie in ``EPSILON_RANGE``: refuse naming the user's ε, not its half.
+
+    ``why`` says what the two halves pay for (e.g. ``"curator_mask=None: ..."``).
+    """
+    low = EPSILON_RANGE[0]
+    if not math.isinf(epsilon) and epsilon / 2 < low:
+        raise ValueError(
+            f"epsilon={epsilon!r} is split in two halves ({why}); each, {epsilon / 2:.3g}, is "
+            f"below the smallest supported epsilon {low:g}. Use epsilon >= {2 * low:g}. "
+            "Nothing was charged."
+        )
+
+
 def check_delta(delta, name="delta", strictly_positive=False):
     """Validate δ ∈ [0, 1) (or (0, 1) when the mechanism needs δ > 0)."""
     if isinstance(delta, bool) or not isinstance(delta, Real) or math.isnan(delta):

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_mask
+from .._validation import check_epsilon_halves, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..exceptions import label_repr, warn_degenerate
 from ..learners._parity import (
@@ -754,6 +754,9 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
 
         if not (self.nonprivate or curator_only) and b > _HIERARCHICAL_SEARCH_BITS:
             _refuse_unsearchable(b, "the local agents' threshold")  # before the charge
+        if curator_only:
+            check_epsilon_halves(self.epsilon, "curator_mask=None: the parity and the threshold "
+                                 "are both learnt from the curator's rows")
         eps_par = self.epsilon / 2 if curator_only else self.epsilon
         if self.nonprivate:
             events = [nonprivate_event("central", name)]

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask, values_hidden
+from .._validation import check_epsilon_halves, check_group_nonempty, check_mask, values_hidden
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ..learners._parity import (
     binary_labels,
@@ -471,6 +471,9 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
         t = check_threshold_values(X[:, tf], self.threshold_bits)
         mask = self._check_masks(curator_mask, X.shape[0], x_index)
         curator_only = curator_mask is None
+        if curator_only:
+            check_epsilon_halves(self.epsilon, "curator_mask=None: the parity blocks and the "
+                                 "threshold's CDF are both learnt from the curator's rows")
         K = self._n_blocks()
 
         self._charge(self._events(K, curator_only, has_local=not curator_only))

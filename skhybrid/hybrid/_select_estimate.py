@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask
+from .._validation import check_epsilon_halves, check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
 from ..mechanisms.exponential import ExponentialMechanism
 from ..mechanisms.laplace import LaplaceMechanism
@@ -138,6 +138,9 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         cur, loc = np.flatnonzero(mask), np.flatnonzero(~mask)
         name = type(self).__name__
 
+        if curator_only:
+            check_epsilon_halves(self.epsilon, "curator_mask=None: the curator's rows both "
+                                 "select and estimate")
         eps_sel = self.epsilon / 2 if curator_only else self.epsilon
         if self.nonprivate:
             events = [nonprivate_event("central", name)]

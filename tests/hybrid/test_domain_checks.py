@@ -3,6 +3,7 @@ sklearn's real-valued check data is rejected by design (tests/_registry.py)."""
 
 import re
 
+import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -51,3 +52,35 @@ def test_expected_failures_come_from_the_domain_check(estimator):
         assert set(failed) <= set(expected), "a check outside the registry failed"
     for name, exc in failed.items():
         assert any(_DOMAIN.search(m) for m in _messages(exc)), (name, str(exc)[:200])
+
+
+def test_curator_only_fits_refuse_an_epsilon_whose_halves_leave_the_range():
+    # With curator_mask=None the curator's rows pay for both parts, at epsilon/2 each; an
+    # epsilon in [1e-12, 2e-12) used to be refused with a message naming its half.
+    from skhybrid import PrivacyAccountant
+    from skhybrid.hybrid import (
+        ParityAndThresholdClassifier,
+        ParityThresholdClassifier,
+        SelectThenEstimate,
+    )
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 2, (400, 4)), rng.integers(0, 64, 400)])
+    y = (X[:, 0] + (X[:, -1] > 20)) % 2
+    S = np.where(rng.random((400, 6)) < 0.5, 1, -1)
+    fits = [
+        lambda e, acc: ParityThresholdClassifier(threshold_bits=6, epsilon=e, classes=[0, 1],
+                                                 accountant=acc).fit(X, y),
+        lambda e, acc: ParityAndThresholdClassifier(
+            threshold_bits=6, epsilon=e, classes=([0, 1], [0, 1]), accountant=acc).fit(
+            X, np.column_stack([y, X[:, -1] > 20])),
+        lambda e, acc: SelectThenEstimate(epsilon=e, accountant=acc).fit(S),
+    ]
+    for fit in fits:
+        acc = PrivacyAccountant(epsilon=1.0)
+        with pytest.raises(ValueError, match=r"epsilon=1\.5e-12 is split in two halves "
+                           r"\(curator_mask=None.*Use epsilon >= 2e-12\. Nothing was charged"):
+            fit(1.5e-12, acc)
+        assert acc.events == []
+        fit(2e-12, acc)  # the smallest it names is accepted
+        assert acc.events
