@@ -2,10 +2,11 @@
 
 import copy
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import sklearn
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import (
     GridSearchCV,
@@ -17,8 +18,14 @@ from sklearn.model_selection import (
 
 from ..accounting import POPULATIONS, BudgetExceededError, best_view, compose_events
 from ..exceptions import PrivacyLeakWarning
-from ._probe import privacy_prefix, probe_events
-from ._scorers import _DPScorer, _PublicScorer
+from ._probe import (
+    check_candidate_steps,
+    check_private_steps,
+    privacy_prefix,
+    probe_events,
+    structural_grid,
+)
+from ._scorers import _DPScorer, _PublicScorer, _takes_curator_mask
 from ._search import PrivateSearchCV
 
 __all__ = ["SearchCost", "search_cost"]
@@ -40,7 +47,8 @@ class SearchCost:
         Charged DP scores.
     uncovered : list of str
         Releases no charge covers (scores of private rows in the clear, label-dependent
-        splits). Empty for a fully covered search.
+        splits, Pipeline steps fitted on private rows with no noise). Empty for a fully
+        covered search.
     events : list of PrivacyEvent
         Every event the search would record before its refit (for :class:`PrivateSearchCV`,
         its one event, which covers the refit).
@@ -117,6 +125,8 @@ def search_cost(search, X, y, *, accountant=None, **fit_params):
     """
     if isinstance(search, PrivateSearchCV):
         search._check_params()
+        check_candidate_steps(search.estimator, search._candidate_space()[0],
+                              privacy_prefix(search.estimator))
         events = [_private_search_event(search)]
         cost = _cost(events, n_fits=0, n_scores=0, uncovered=[])
     elif isinstance(search, (GridSearchCV, RandomizedSearchCV)):
@@ -170,6 +180,7 @@ def _sklearn_search_cost(search, X, y, fit_params):
         uncovered.append(
             f"the folds of {type(cv).__name__} depend on the private labels; use "
             "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
+    uncovered += _steps_fitted_in_the_clear(search, estimator, prefix)
     splits = list(cv.split(X, y))
     events, n_fits, refits = [], 0, []
     with warnings.catch_warnings(record=True) as caught:
@@ -202,7 +213,15 @@ def _sklearn_search_cost(search, X, y, fit_params):
         scoring = {name: name for name in scoring}
     scorers = scoring if isinstance(scoring, dict) else {"score": scoring}
     n_scores = 0
+    hybrid = _takes_curator_mask(estimator)
+    routed = sklearn.get_config()["enable_metadata_routing"]
     for scorer in scorers.values():
+        if hybrid and isinstance(scorer, _DPScorer) and not (
+                routed and fit_params.get("curator_mask") is not None):
+            raise ValueError(
+                "dp_scorer would score a hybrid-model estimator's validation rows, local "
+                "agents included, at the curator. Turn on metadata routing and pass "
+                "curator_mask: only the curator's rows are then scored. Nothing was charged.")
         n_calls = len(candidates) * len(splits) * (2 if search.return_train_score else 1)
         if isinstance(scorer, _DPScorer):
             events += [scorer.event()] * n_calls
@@ -212,6 +231,23 @@ def _sklearn_search_cost(search, X, y, fit_params):
                 f"{n_calls} fold scores by {scorer or 'the estimator score method'} read "
                 "private validation rows in the clear (use public_scorer or dp_scorer)")
     return _cost(events, n_fits, n_scores, uncovered, refits)
+
+
+def _steps_fitted_in_the_clear(search, estimator, prefix):
+    """What PrivateSearchCV would refuse, as uncovered releases: Pipeline steps that the
+    search fits on the private rows with no noise (a plain ``StandardScaler``, whose
+    ``mean_`` best_estimator_ releases), in the template or in any candidate."""
+    grid = getattr(search, "param_grid", None) or search.param_distributions
+    grids = [grid] if isinstance(grid, Mapping) else list(grid)
+    found = []
+    for params in [{}, *structural_grid(grids)]:
+        try:
+            check_private_steps(clone(estimator).set_params(**params), prefix)
+        except ValueError as exc:
+            reason = str(exc).split(". ", 1)[0].replace(" of every run", "")
+            if reason not in found:
+                found.append(reason)
+    return found
 
 
 def _probe(estimator, prefix, params, X, y, rows, fit_params, n):

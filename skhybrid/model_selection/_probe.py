@@ -6,8 +6,12 @@ accountant records those events and stops the fit right there, so a search can p
 candidate (and refuse it) before it charges anything or trains anything.
 """
 
+from collections.abc import Sequence
+from numbers import Real
+
 import numpy as np
 from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -79,6 +83,70 @@ def _fits_no_private_row(step):
     return get_tags(step).requires_fit is False
 
 
+def _batch_function(step):
+    """A FunctionTransformer in ``step`` (or inside it) whose function is not known to
+    treat rows apart, or None.
+
+    A function of the whole batch (``scale`` standardises by the batch's own mean) lets
+    one private row move every other row's features, beyond the sensitivity the noise is
+    calibrated to, when it transforms the training rows or the scored validation rows,
+    wrapped in a PublicFitTransformer or not. Only an elementwise numpy ufunc is known to
+    treat rows apart.
+    """
+    if step is None or isinstance(step, str):
+        return None
+    inner = [step, *step.get_params(deep=True).values()] if hasattr(step, "get_params") \
+        else [step]
+    for est in inner:
+        if isinstance(est, FunctionTransformer) and not all(
+                f is None or isinstance(f, np.ufunc) for f in (est.func, est.inverse_func)):
+            return est
+    return None
+
+
+def structural_grid(param_distributions):
+    """The candidates of ``param_distributions`` that differ in anything but numbers.
+
+    A Pipeline step, a function or a flag set by the grid can change which steps see the
+    private rows; a number cannot. Lists keep only their non-numeric values' keys (all of
+    a key's values when one of them is not a number), distributions are left out.
+    """
+    grids = []
+    for dist in param_distributions:
+        keep = {}
+        for key, values in dist.items():
+            if isinstance(values, Sequence) and not isinstance(values, str) and any(
+                    isinstance(v, bool) or not isinstance(v, Real) for v in values):
+                keep[key] = list(values)
+        grids.append(keep)
+    return ParameterGrid(grids)
+
+
+def check_candidate_steps(estimator, param_distributions, prefix):
+    """:func:`check_private_steps` on every candidate the grid can make, not only the
+    template: a grid value may replace a step (``{"prep": [StandardScaler()]}``), turn on a
+    ``FunctionTransformer``'s ``check_inverse`` or swap the private step itself.
+
+    Checked over the whole (structural) grid, before anything is drawn: which candidates a
+    search draws, and how many, must not decide whether it is refused.
+    """
+    for params in structural_grid(param_distributions):
+        if not params:
+            continue
+        candidate = clone(estimator).set_params(**params)
+        try:
+            same = privacy_prefix(candidate) == prefix
+        except ValueError:
+            same = False
+        if not same:
+            raise ValueError(
+                f"The candidate {sorted(params)} of param_distributions replaces the private "
+                f"step ({prefix[:-2] or type(estimator).__name__!r}) with one that is not a "
+                "skhybrid estimator: its fits would not be charged. Tune only the private "
+                "step's parameters. Nothing was charged.")
+        check_private_steps(candidate, prefix)
+
+
 def check_private_steps(estimator, prefix):
     """Refuse an estimator in which anything besides the private step fits on private rows.
 
@@ -88,8 +156,8 @@ def check_private_steps(estimator, prefix):
     Allowed besides the private step (named by ``prefix``): a
     :class:`~skhybrid.preprocessing.PublicFitTransformer` (fit on public rows only),
     ``"passthrough"`` or ``None``, a stateless transformer (``get_tags(step).requires_fit``
-    is False: ``FunctionTransformer``, ``Normalizer``, ...; not a ``FunctionTransformer``
-    that checks its ``inverse_func`` on the rows) and Pipelines of these. The
+    is False: ``Normalizer``, ...; a ``FunctionTransformer`` only with an elementwise numpy
+    ufunc, not one that checks its ``inverse_func`` on the rows) and Pipelines of these. The
     private step may sit in nested Pipelines only: another meta-estimator may fit
     anything on the rows it is given.
 
@@ -109,6 +177,16 @@ def check_private_steps(estimator, prefix):
                 "private step on the private rows, with no noise. Tune the skhybrid "
                 "estimator alone or as a step of a Pipeline.")
         for other, step in container.steps:
+            batch = None if other == name else _batch_function(step)
+            if batch is not None:
+                func = batch.func if not isinstance(batch.func, np.ufunc) else batch.inverse_func
+                raise ValueError(
+                    f"The Pipeline step {where + other!r} applies FunctionTransformer(func="
+                    f"{getattr(func, '__name__', type(func).__name__)}) to the whole batch of "
+                    "rows: unless that function treats each row apart, one private row moves "
+                    "the other rows' features, beyond the sensitivity the noise is calibrated "
+                    "to. Use an elementwise numpy ufunc (np.log1p, ...), or apply a row-wise "
+                    "function to X before the search. Nothing was charged.")
             if other != name and not _fits_no_private_row(step):
                 raise ValueError(
                     f"The Pipeline step {where + other!r} ({type(step).__name__}) would be "
@@ -116,8 +194,8 @@ def check_private_steps(estimator, prefix):
                     "best_estimator_ would release what it learnt from them outside the "
                     f"search's epsilon. Wrap it as PublicFitTransformer({type(step).__name__}"
                     "(...)) (skhybrid.preprocessing: fitted on the public rows only) or use "
-                    "a stateless transformer (FunctionTransformer with check_inverse=False, "
-                    "Normalizer). Nothing was charged.")
+                    "a stateless transformer (FunctionTransformer with a numpy ufunc and "
+                    "check_inverse=False, Normalizer). Nothing was charged.")
         container, where = container.get_params(deep=True)[name], where + name + "__"
 
 

@@ -9,6 +9,7 @@ Steinke 2020, Alg. 2) makes the private part ε-DP, and adding the public part a
 dividing by the public number of rows is post-processing.
 """
 
+import inspect
 import math
 import warnings
 from numbers import Real
@@ -50,8 +51,15 @@ def check_metric(metric, score_bound, estimator=None):
 
 
 def row_scores(estimator, X, y, metric, bound):
-    """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors."""
-    pred = estimator.predict(X)
+    """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors.
+
+    Warnings while predicting are not shown: the rows may be private, and a warning that
+    fires for one of them (a category its public fit never saw, an overflow) would tell
+    the data set from its neighbour outside the score's charge.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pred = estimator.predict(X)
     y = np.asarray(y)
     if metric == "accuracy":
         return (pred == y).astype(np.int64)
@@ -91,6 +99,7 @@ class _RowScorer:
     def get_metadata_routing(self):
         request = MetadataRequest(owner=type(self).__name__)
         request.score.add_request(param="public_mask", alias=True)
+        request.score.add_request(param="curator_mask", alias=True)
         return request
 
     def _mask(self, public_mask, X, n_rows):
@@ -104,8 +113,38 @@ class _RowScorer:
         return check_mask(public_mask, n_rows, "public_mask", index=getattr(X, "index", None))
 
 
+def _takes_curator_mask(estimator):
+    """Whether the estimator (or a Pipeline step, or any estimator inside) is fitted with
+    a ``curator_mask``: a hybrid-model learner, whose rows outside it are local agents."""
+    inner = [estimator, *estimator.get_params(deep=True).values()] \
+        if hasattr(estimator, "get_params") else [estimator]
+    for est in inner:
+        fit = getattr(est, "fit", None)
+        if callable(fit) and not isinstance(est, type):
+            try:
+                if "curator_mask" in inspect.signature(fit).parameters:
+                    return True
+            except (TypeError, ValueError):  # pragma: no cover - builtins without signature
+                continue
+    return False
+
+
+def _curator_rows(estimator, curator_mask, X, n_rows, scorer):
+    """The rows a scorer may read at the curator: all, or the curator's rows of a
+    hybrid-model estimator (local agents answer only through their randomizers)."""
+    if curator_mask is None:
+        if _takes_curator_mask(estimator):
+            raise ValueError(
+                f"{scorer} scores a hybrid-model estimator, whose validation rows include "
+                "local agents that the curator must never read. Turn on metadata routing "
+                "and pass curator_mask to the search's (or cross_validate's) fit: only the "
+                "curator's rows are scored.")
+        return np.ones(n_rows, dtype=bool)
+    return check_mask(curator_mask, n_rows, "curator_mask", index=getattr(X, "index", None))
+
+
 class _PublicScorer(_RowScorer):
-    def __call__(self, estimator, X, y, public_mask=None):
+    def __call__(self, estimator, X, y, public_mask=None, curator_mask=None):
         public = self._mask(public_mask, X, len(y))
         if not public.any():
             raise ValueError(
@@ -151,8 +190,18 @@ class _DPScorer(_RowScorer):
             return None
         return next(iter(found.values()), None)
 
-    def __call__(self, estimator, X, y, public_mask=None):
+    def __call__(self, estimator, X, y, public_mask=None, curator_mask=None):
         n_rows = len(y)
+        curator = _curator_rows(estimator, curator_mask, X, n_rows, "dp_scorer")
+        if not curator.all():  # local agents' rows are never read
+            if not curator.any():
+                raise ValueError(
+                    "dp_scorer got a validation fold with no curator row (curator_mask is "
+                    "all False): local agents' rows are never scored. Use fewer folds or "
+                    "more curator rows.")
+            X, y = _rows(X, curator), np.asarray(y)[curator]
+            public_mask = None if public_mask is None else np.asarray(public_mask)[curator]
+            n_rows = int(curator.sum())
         public = (np.zeros(n_rows, dtype=bool) if public_mask is None
                   else check_mask(public_mask, n_rows, "public_mask",
                                   index=getattr(X, "index", None)))
@@ -224,7 +273,9 @@ def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
     """A scorer whose score on private rows is ε-DP, charged to an accountant per call.
 
     Public rows of the validation fold (routed ``public_mask``; without it every row
-    counts as private) are scored exactly; the private rows' sum of bounded per-row
+    counts as private) are scored exactly; for a hybrid-model estimator only the
+    curator's rows (routed ``curator_mask``, which it then requires) are scored, since
+    local agents' rows must never be read at the curator. The private rows' sum of bounded per-row
     scores goes through the Laplace mechanism on a lattice. Each call charges one
     ε-DP event *before* it reads the fold. In a plain ``GridSearchCV`` every fold score
     is charged, so the total is the fits plus the scores (:func:`search_cost` prices it);
@@ -254,7 +305,7 @@ def dp_scorer(metric="accuracy", *, epsilon, score_bound=None, accountant=None,
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y, public_mask=None)``.
+        ``scorer(estimator, X, y, public_mask=None, curator_mask=None)``.
     """
     check_epsilon(epsilon, "epsilon", allow_inf=False)
     check_metric(metric, score_bound)

@@ -21,7 +21,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._base import warn_seed_reuse
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
-from ._probe import check_private_steps, mask_fit_params, privacy_prefix, probe_events
+from ..accounting._accountant import _relabel
+from ._probe import (
+    check_candidate_steps,
+    check_private_steps,
+    mask_fit_params,
+    privacy_prefix,
+    probe_events,
+)
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 
@@ -70,9 +77,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         anything is charged, with the reason. So is a Pipeline with another step that
         would learn from the private rows without noise (a plain ``StandardScaler``):
         its other steps may only be ``PublicFitTransformer``, ``"passthrough"``/``None``
-        or stateless transformers (``FunctionTransformer``, ``Normalizer``: scikit-learn's
-        ``requires_fit`` tag is False), and the private step may sit in nested Pipelines
-        only.
+        or stateless row-wise transformers (``Normalizer``, a ``FunctionTransformer`` with
+        an elementwise numpy ufunc: scikit-learn's ``requires_fit`` tag is False), and the
+        private step may sit in nested Pipelines only. Every candidate of
+        ``param_distributions`` is checked, not only the template.
     param_distributions : dict or list of dicts
         As in scikit-learn's ``GridSearchCV`` (lists of values: a grid, sampled uniformly)
         or ``RandomizedSearchCV`` (lists or scipy distributions with ``rvs``).
@@ -127,7 +135,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_estimator_ : estimator
         Its model (when ``refit=True``). Its ``random_state`` is the template's again
         (as ``clone`` gives it), not the generator that drew the run's noise, which
-        would give that noise away.
+        would give that noise away. Its private step's ``privacy_spent_`` and
+        ``privacy_events_`` are the search's: the model cost the whole search.
     cv_results_ : dict of lists
         One row, the selected candidate: ``params``, ``param_<name>``,
         ``mean_test_score``, ``rank_test_score``. The other runs' candidates, scores and
@@ -290,6 +299,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         metric, bound = self._check_params()
         prefix = privacy_prefix(self.estimator)
         dists, grid = self._candidate_space()
+        check_candidate_steps(self.estimator, dists, prefix)
         if y is None:
             raise ValueError("PrivateSearchCV requires y to be passed, but the target y is None.")
         sparse_ok = self.estimator.__sklearn_tags__().input_tags.sparse
@@ -423,6 +433,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_score_ = runs[best][1]
         if self.refit:
             self.best_estimator_ = runs[best][0]
+            # The released model cost the whole search, not its own run's ε: it says so.
+            step = (self.best_estimator_ if not prefix
+                    else self.best_estimator_.get_params()[prefix[:-len("__")]])
+            step.privacy_spent_ = dict(self.privacy_spent_)
+            step.privacy_events_ = [_relabel(event, type(self).__name__)]
         shown = range(len(runs)) if nonprivate else [best]
         # Only released runs speak: a warning from another run would tell of a run (and of
         # K) the guarantee hides.

@@ -9,11 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.datasets import make_classification
 from sklearn.decomposition import PCA
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler, scale
 
 from skhybrid import DPLogisticRegression, PrivacyAccountant
 from skhybrid._validation import check_generator
@@ -337,3 +338,75 @@ def test_mutation_twin_without_the_check_releases_the_private_mean(data, monkeyp
     means = [_pipeline_search(StandardScaler()).fit(Z, y).best_estimator_[0].mean_
              for Z in (X, X2)]
     assert abs(means[1][0] - means[0][0]) > 1.0
+
+
+# ------------------------------------------------------------------------- red team 4
+def _public_fit_search(grid, accountant=None):
+    pipe = make_pipeline(PublicFitTransformer(StandardScaler()),
+                         DPLogisticRegression(classes=[0, 1]))
+    return PrivateSearchCV(pipe, grid, epsilon=1.0, accountant=accountant)
+
+
+@pytest.mark.parametrize("grid, match", [
+    # a grid value replaces the public-fit step by a plain scaler
+    ({"publicfittransformer": [StandardScaler()]}, "'publicfittransformer' (StandardScaler)"),
+    # ... or by a stateless step whose fit checks inverse_func on the rows
+    ({"publicfittransformer": [FunctionTransformer(np.expm1, inverse_func=np.log1p)]},
+     "'publicfittransformer' (FunctionTransformer)"),
+    # ... or replaces the private step itself by a learner no one charges
+    ({"dplogisticregression": [OneVsRestClassifier(DPLogisticRegression())]},
+     "replaces the private step"),
+    # a number-valued key beside it does not hide it
+    ({"dplogisticregression__C": [0.1, 1.0], "publicfittransformer": [PCA(2)]},
+     "'publicfittransformer' (PCA)"),
+])
+def test_every_candidate_of_the_grid_is_checked_not_only_the_template(data, grid, match):
+    X, y = data
+    public = np.arange(len(y)) < 100
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = _public_fit_search(grid, accountant=acc)
+    for attempt in (lambda: search.fit(X, y, public_mask=public),
+                    lambda: search_cost(search, X, y, public_mask=public)):
+        with pytest.raises(ValueError, match=re.escape(match)):
+            attempt()
+    assert acc.events == []
+
+
+def test_mutation_twin_a_grid_value_releases_a_scaler_fitted_on_private_rows(data, monkeypatch):
+    monkeypatch.setattr(search_module, "check_candidate_steps", lambda *args: None)
+    X, y = data
+    public = np.arange(len(y)) < 100
+    X2 = X.copy()
+    X2[300] = [500.0, -500.0, 0.0]  # a private row
+    with sklearn.config_context(enable_metadata_routing=True):
+        means = [_public_fit_search({"publicfittransformer": [StandardScaler()]}).fit(
+            Z, y, public_mask=public).best_estimator_[0].mean_ for Z in (X, X2)]
+    assert abs(means[1][0] - means[0][0]) > 1.0
+
+
+@pytest.mark.parametrize("step", [
+    FunctionTransformer(scale),
+    PublicFitTransformer(FunctionTransformer(lambda Z: Z - Z.mean(axis=0))),
+    FunctionTransformer(np.tanh, inverse_func=lambda Z: Z, check_inverse=False),
+])
+def test_a_function_of_the_whole_batch_is_refused(data, step):
+    # red team 3 (f3): FunctionTransformer(scale) counted as stateless, but one replaced
+    # validation row moved the hit count by 240 against a sensitivity of 1
+    X, y = data
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = _pipeline_search(step, accountant=acc)
+    with pytest.raises(ValueError, match="whole batch of rows.*numpy ufunc"):
+        search.fit(X, y, public_mask=np.arange(len(y)) < 100)
+    assert acc.events == []
+
+
+def test_the_released_model_reports_what_the_search_cost(data):
+    acc = PrivacyAccountant(epsilon=10.0)
+    search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                             epsilon=3.0, accountant=acc).fit(*data)
+    assert search.best_estimator_.privacy_spent_ == search.privacy_spent_
+    assert search.best_estimator_.privacy_spent_["central"] == acc.spent("central")
+    assert [e.source for e in search.best_estimator_.privacy_events_] == ["PrivateSearchCV"]
+    piped = PrivateSearchCV(make_pipeline(Normalizer(), DPLogisticRegression(classes=[0, 1])),
+                            {"dplogisticregression__C": [0.1, 1.0]}, epsilon=3.0).fit(*data)
+    assert piped.best_estimator_[-1].privacy_spent_ == piped.privacy_spent_
