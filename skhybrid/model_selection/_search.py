@@ -667,7 +667,11 @@ def _run(estimator, params, settings, prefix, X_train, y_train, fit_params, X_va
         scores = row_scores(est, X_val, y_val, metric, bound)
         score = noisy_mean_score(scores, val_private, metric, bound,
                                  settings[prefix + "epsilon"], rng)
-    return _released(est, restore), score, caught
+    # numpy's floating-point warnings (a stateless step's log of a negative value, an
+    # overflow) come from the private rows' values; the estimators' own are public.
+    return _released(est, restore), score, [
+        (category, message) for category, message in caught
+        if not issubclass(category, RuntimeWarning)]
 
 
 def _unquoted(exc):

@@ -410,3 +410,28 @@ def test_the_released_model_reports_what_the_search_cost(data):
     piped = PrivateSearchCV(make_pipeline(Normalizer(), DPLogisticRegression(classes=[0, 1])),
                             {"dplogisticregression__C": [0.1, 1.0]}, epsilon=3.0).fit(*data)
     assert piped.best_estimator_[-1].privacy_spent_ == piped.privacy_spent_
+
+
+def _warns_below_minus_3(v):
+    if v < -3:
+        warnings.warn("value below -3", RuntimeWarning, stacklevel=2)
+    return float(v)
+
+
+def test_runtime_warnings_from_a_stateless_step_on_private_rows_are_not_shown(data):
+    # An elementwise ufunc is allowed; numpy's floating-point warnings from it (a log of a
+    # negative value, an overflow) fire on the data set that holds the value only. This
+    # ufunc warns like numpy without producing NaN, which the learner would refuse.
+    step = FunctionTransformer(np.frompyfunc(_warns_below_minus_3, 1, 1))
+    X, y = data
+    X2 = X.copy()
+    X2[0] = [-50.0, 1.0, 1.0]  # a private row (no public_mask: all rows are private)
+    shown = []
+    for Z in (X, X2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _pipeline_search(step, Normalizer()).fit(Z, y)
+        shown.append([str(w.message) for w in caught])
+    assert shown[0] == shown[1]
+    with pytest.warns(RuntimeWarning, match="below -3"):  # twin: the step alone warns
+        step.fit_transform(X2)
