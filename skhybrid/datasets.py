@@ -1,7 +1,10 @@
 """Generators for the settings of the papers skhybrid implements.
 
-Every generator returns plain arrays plus the row mask of the setting, takes a
-``random_state``, and needs no network. The seed of a generator must differ from the seed
+Every generator takes a ``random_state`` and needs no network. They return plain arrays:
+``make_shifted_gaussians`` and ``make_label_determined_halfspace`` with the row mask of
+their setting, ``make_parity_threshold`` with the secret it planted (the masks of the
+hybrid model are the caller's choice), ``make_adaptation_data`` a Bunch of the source,
+target and test samples. The seed of a generator must differ from the seed
 of the mechanism run on its output: with the same seed the mechanism's public
 randomness (e.g. the level assignment of local agents) replays the data's random stream
 and is correlated with the data.

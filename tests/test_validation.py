@@ -139,3 +139,11 @@ def test_label_set_warning_speaks_of_public_rows_only_when_there_are_some():
     with pytest.warns(PrivacyLeakWarning, match="its public rows do not show exactly two"):
         resolve_classes(y, None, estimator="Est", trusted=np.array([1, 0, 0, 0], bool),
                         binary=True)
+    # PPM passes its public rows (red team 5: it said "none of its rows is public" with 250
+    # public rows showing one label)
+    from skhybrid.datasets import make_label_determined_halfspace
+    from skhybrid.ppm import PPMHalfspaceClassifier
+
+    X, y, public = make_label_determined_halfspace(300, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="its public rows do not show exactly two"):
+        PPMHalfspaceClassifier().fit(X, y, public_mask=public)

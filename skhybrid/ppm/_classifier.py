@@ -323,7 +323,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         origin = None if self.classes is not None else (
             f"the public rows' label and private_class={self.private_class!r}")
         self.classes_, _ = resolve_classes(y, label_set, estimator=type(self).__name__,
-                                           binary=True, origin=origin)
+                                           binary=True, origin=origin, trusted=public)
         if self.private_class is None:
             self.private_class_ = self.classes_[1]
         elif self.private_class in self.classes_.tolist():

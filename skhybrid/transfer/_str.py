@@ -237,7 +237,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         reuses the noise (a :class:`~skhybrid.SeedReuseWarning` under a finite budget).
         Seeds and generators are for tests and reproductions.
     verbose : int, default=0
-        Print progress every ``max(1, 100 // verbose)`` rounds.
+        Print progress: about ten lines at 1 (the round, its DP error estimate, the
+        elapsed time and the time left at most), every round at 2 or more.
 
     Attributes
     ----------
