@@ -1,5 +1,6 @@
 """The mixin every skhybrid estimator shares: privacy parameters, charging, randomness."""
 
+import functools
 import math
 import warnings
 import weakref
@@ -42,6 +43,33 @@ def warn_seed_reuse(owner, random_state, accountant, message, stacklevel=2):
     warnings.warn(message, SeedReuseWarning, stacklevel=stacklevel + 1)
 
 
+def forget_fit(estimator):
+    """Delete every fitted attribute (a public name ending in ``_``) of ``estimator``.
+
+    A fit that sets some attributes only in some cases (``n_iter_`` of a non-private fit,
+    App. A's ``bin_counts_``) would otherwise leave the previous fit's beside the new
+    model, outside its ``privacy_spent_``; and a fit refused half-way would leave new
+    ``classes_`` beside the old model. Called before every fit and after one that raises,
+    so a refused fit leaves the estimator unfitted.
+    """
+    for name in [k for k in vars(estimator) if k.endswith("_") and not k.startswith("_")]:
+        delattr(estimator, name)
+
+
+def _forgetting(fit):
+    @functools.wraps(fit)
+    def fit_afresh(self, *args, **kwargs):
+        forget_fit(self)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            forget_fit(self)  # nor what the refused fit had set before it stopped
+            raise
+
+    fit_afresh._forgets_previous_fit = True
+    return fit_afresh
+
+
 class PrivateEstimatorMixin:
     """Shared plumbing for estimators with ``epsilon``, ``delta``, ``accountant``, ``random_state``.
 
@@ -51,7 +79,15 @@ class PrivateEstimatorMixin:
     2. :meth:`_charge` with every event the fit will spend — computed from parameters and
        the (public) mask alone — *before* touching private rows;
     3. :meth:`_make_rng`, then run.
+
+    Every subclass's ``fit`` first forgets the previous fit (:func:`forget_fit`).
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "_forgets_previous_fit", False):
+            cls.fit = _forgetting(fit)
 
     def _check_privacy_params(self, delta_required=False):
         check_epsilon(self.epsilon, "epsilon", allow_inf=True)

@@ -18,7 +18,7 @@ from sklearn.utils import check_array
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._base import warn_seed_reuse
+from .._base import forget_fit, warn_seed_reuse
 from .._validation import check_delta, check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..accounting._accountant import _relabel
@@ -296,6 +296,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
+        forget_fit(self)  # a refused or refit=False search keeps nothing of the last one
         metric, bound = self._check_params()
         prefix = privacy_prefix(self.estimator)
         dists, grid = self._candidate_space()
@@ -390,8 +391,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         accountant = self.accountant
         if accountant is None:
             accountant = self.estimator.get_params().get(prefix + "accountant")
-        self.run_epsilon_, self.analysis_ = run_epsilon, analysis
-        self.privacy_spent_ = {"central": (event.epsilon, event.delta), "local": (0.0, 0.0)}
+        # The runs are fitted without an accountant (the search's event covers them); the
+        # released model gets it back, so that refitting it (or a clone) is charged.
+        restore[prefix + "accountant"] = accountant
         if accountant is not None:
             accountant.spend([event], source=type(self).__name__)
             seeded = self.random_state is not None
@@ -406,6 +408,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "data differs by exactly what differs in the data. Use "
                     "random_state=None for releases; seeds and generators are for tests "
                     "and reproductions.", stacklevel=2)
+        self.run_epsilon_, self.analysis_ = run_epsilon, analysis
+        self.privacy_spent_ = {"central": (event.epsilon, event.delta), "local": (0.0, 0.0)}
         if self.verbose:
             print(f"[PrivateSearchCV] charged {self.privacy_spent_['central']}; "
                   + ("every candidate scored exactly" if nonprivate else
@@ -710,8 +714,11 @@ def _warn_again(recorded):
 
 
 def _released(est, restore):
-    """``est`` with the parameters in ``restore`` set back (copied as ``clone`` copies)."""
-    return est.set_params(**{key: clone(value, safe=False) for key, value in restore.items()})
+    """``est`` with the parameters in ``restore`` set back (copied as ``clone`` copies; an
+    accountant is shared, as ``clone`` shares it: a copy would not record the charges)."""
+    return est.set_params(**{
+        key: value if isinstance(value, PrivacyAccountant) else clone(value, safe=False)
+        for key, value in restore.items()})
 
 
 def _results(candidates, scores):

@@ -488,15 +488,33 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         if not params.get("epsilon", np.inf) < np.inf and np.unique(y).size < 2:
             return _ConstantHypothesis(y[0], self.classes_)
         fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
-        if warm is not None:
-            # One instance refitted in place (warm_start=True); the round's hypothesis is a
-            # frozen copy so later rounds do not overwrite it.
-            h = copy.deepcopy(warm.set_params(**params).fit(X, y, **fit_params))
-        else:
-            h = clone(base).set_params(**params).fit(X, y, **fit_params)
+        try:
+            if warm is not None:
+                # One instance refitted in place (warm_start=True); the round's hypothesis
+                # is a frozen copy so later rounds do not overwrite it.
+                h = copy.deepcopy(warm.set_params(**params).fit(X, y, **fit_params))
+            else:
+                h = clone(base).set_params(**params).fit(X, y, **fit_params)
+        except ValueError as exc:
+            if not np.isfinite(params.get("epsilon", np.inf)):
+                raise
+            # A refusal of the base estimator's own parameters says "Nothing was charged";
+            # STR's fit was charged already.
+            reason = str(exc).replace(" Nothing was charged.", "")
+            raise ValueError(
+                f"{type(self).__name__}'s base estimator refused a round's fit: {reason} "
+                f"{type(self).__name__}'s charge for this fit stands.") from None
         return _detach_random_state(h, base, params)
 
     def _set_result(self, hypothesis, estimates, converged, plan):
+        # The round learners were fitted without an accountant (STR's own events cover
+        # them). The released one gets the user's back, so that refitting it (or a clone
+        # of it) is charged: the base estimator's, else STR's.
+        if hasattr(hypothesis, "get_params") and "accountant" in hypothesis.get_params(
+                deep=False):
+            base = self.base_estimator
+            mine = None if base is None else base.get_params(deep=False).get("accountant")
+            hypothesis.set_params(accountant=self.accountant if mine is None else mine)
         self.hypothesis_ = hypothesis
         self.target_error_estimates_ = np.asarray(estimates, dtype=float)
         self.n_hypotheses_ = len(estimates)

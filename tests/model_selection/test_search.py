@@ -44,8 +44,9 @@ def test_charges_the_total_once_and_releases_one_candidate(data):
     assert search.best_params_ in list(sklearn.model_selection.ParameterGrid(GRID))
     assert list(search.cv_results_["params"]) == [search.best_params_]
     assert search.cv_results_["mean_test_score"][0] == search.best_score_
-    # The selected model is the run's own fit, charged by nothing else.
-    assert search.best_estimator_.accountant is None
+    # The selected model is the run's own fit, charged by nothing else (the one event);
+    # it holds the search's accountant again, so that refitting it is charged.
+    assert search.best_estimator_.accountant is acc
     assert search.score(X, y) > 0.85
     np.testing.assert_array_equal(search.predict(X), search.best_estimator_.predict(X))
     np.testing.assert_array_equal(search.classes_, [0, 1])

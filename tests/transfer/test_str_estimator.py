@@ -111,9 +111,13 @@ def test_private_fit_charges_exactly_the_computed_guarantee():
     assert local[0].rho == rr.rho and sigma <= rr.sigma <= sigma * 1.001
     assert clf.privacy_spent_["central"] == (g.total_epsilon, g.total_delta)
     assert clf.privacy_spent_["local"][0] <= EPS and clf.privacy_spent_["local"][1] <= DELTA
-    # The learner clones ran with the per-round (ε_M, δ_M) and never charged themselves.
+    # The learner clones ran with the per-round (ε_M, δ_M) and never charged themselves
+    # (STR's events are the only ones); the released one holds STR's accountant again,
+    # so that refitting it is charged.
     assert clf.hypothesis_.epsilon == 1.0 and clf.hypothesis_.delta == g.learner_delta
-    assert clf.hypothesis_.accountant is None
+    assert clf.hypothesis_.accountant is clf.accountant
+    assert [e.source for e in clf.accountant.events] == ["SubsampleTestReweigh"] * len(
+        clf.accountant.events)
 
 
 def test_paper_accounting_needs_more_rows_and_charges_drv():
