@@ -372,6 +372,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             _SENSITIVITY,
             rng,
             n_jobs=self.n_jobs,
+            integer=True,  # -errors, Δ = 1: the lattice is the integers, nothing rounded
         )
         members = np.asarray(selection.candidate, dtype=np.intp)
         self.empty_hypothesis_ = members.size == 0
