@@ -32,6 +32,7 @@ from . import _noise
 __all__ = [
     "dyadic_floor",
     "exp_coin",
+    "split_exponent",
     "sample_exponential",
     "score_lattice",
     "snap_scores",
@@ -130,8 +131,11 @@ def dyadic_floor(x):
     b = _RATE_BITS - 1 - (x.numerator.bit_length() - x.denominator.bit_length())
     b = max(0, min(_MAX_EXPONENT, b))
     a = math.floor(x * (1 << b))
-    while a >= 1 << _RATE_BITS:
+    while a >= 1 << _RATE_BITS:  # the bit-length estimate is off by one either way
         b -= 1
+        a = math.floor(x * (1 << b))
+    while a < 1 << (_RATE_BITS - 1) and b < _MAX_EXPONENT:
+        b += 1
         a = math.floor(x * (1 << b))
     return a, b
 
@@ -175,6 +179,30 @@ def _dyadic_exp_unit(rng, r, b):
     return out
 
 
+def split_exponent(d, a, b):
+    """``(q, r)`` with ``a·d/2^b = q + r/2^b``, ``0 <= r < 2^b``, for an int64 array
+    ``0 <= d < 2^63``, ``0 <= a < 2^24``, ``0 <= b <= 62``, without overflow: ``a·d`` is
+    formed in two 32-bit limbs. A ``q`` of 2^62 or more is returned as 2^62
+    (see :func:`exp_coin`).
+    """
+    d = np.asarray(d, dtype=np.int64)
+    a = np.int64(a)
+    p_hi = a * (d >> 32)  # < 2^55
+    p_lo = a * (d & _MASK32)  # < 2^56
+    T = p_hi + (p_lo >> 32)  # a·d = T·2^32 + L
+    L = p_lo & _MASK32
+    if b >= 32:
+        c = b - 32
+        q = np.minimum(T >> c, _CAP)
+        r = ((T & ((1 << c) - 1)) << 32) | L
+    else:
+        big = T >= (1 << (30 + b))
+        q = np.where(big, _CAP, (np.where(big, 0, T) << (32 - b)) + (L >> b))
+        q = np.minimum(q, _CAP)
+        r = L & ((1 << b) - 1)
+    return q, r
+
+
 def exp_coin(rng, d, a, b):
     """Exact Bernoulli(exp(-a·d/2^b)) coins for an int64 array ``0 <= d < 2^63``.
 
@@ -188,19 +216,7 @@ def exp_coin(rng, d, a, b):
     d = np.asarray(d, dtype=np.int64)
     if a == 0:
         return np.ones(d.shape, dtype=bool)
-    a = np.int64(a)
-    p_hi = a * (d >> 32)  # < 2^55
-    p_lo = a * (d & _MASK32)  # < 2^56
-    T = p_hi + (p_lo >> 32)  # a·d = T·2^32 + L
-    L = p_lo & _MASK32
-    if b >= 32:
-        c = b - 32
-        q = T >> c
-        r = ((T & ((1 << c) - 1)) << 32) | L
-    else:
-        big = T >= (1 << (30 + b))
-        q = np.where(big, _CAP, (np.where(big, 0, T) << (32 - b)) + (L >> b))
-        r = L & ((1 << b) - 1)
+    q, r = split_exponent(d, a, b)
     out = _geometric_at_least(rng, q)
     live = np.flatnonzero(out & (r > 0))
     if live.size:

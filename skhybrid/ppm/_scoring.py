@@ -319,8 +319,7 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
         valid = np.flatnonzero(np.isfinite(scores))
         if valid.size:
             k = snap_scores(scores[valid], g, integer)
-            order = np.argsort(k, kind="stable")  # stream order within each level
-            uniq, first, cnt = np.unique(k[order], return_index=True, return_counts=True)
+            uniq, cnt, codes = _levels(k)
             pos = np.searchsorted(levels, uniq)
             seen = pos < levels.size
             seen[seen] = levels[pos[seen]] == uniq[seen]
@@ -328,7 +327,7 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
             before[seen] = counts[pos[seen]]
             u = rng.integers(0, before + cnt)  # exact: replace iff u < cnt (prob. cnt/(N+cnt))
             swap = u < cnt
-            local = valid[order[first[swap] + u[swap]]]
+            local = valid[_nth_occurrence(codes, np.flatnonzero(swap), u[swap], uniq.size)]
             new_idx = np.full(uniq.size, -1, dtype=np.int64)
             new_idx[swap] = offset + local
             for j, loc in zip(new_idx[swap], local):
@@ -360,6 +359,41 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     index = int(kept[level])
     score, candidate = chosen[index]
     return Selection(index, score, candidate, offset)
+
+
+def _levels(k):
+    """Distinct values of ``k`` (sorted), their counts, and each entry's value as a code
+    (its rank among the distinct values).
+
+    Error counts span at most n + 1 values in a block: the codes then fit 16 bits, where
+    numpy's stable argsort (in :func:`_nth_occurrence`) is a radix sort, and the counts
+    are one ``bincount``.
+    """
+    low = k.min()
+    span = int(k.max() - low) + 1
+    if span <= 1 << 16:
+        offsets = (k - low).astype(np.uint16)
+        per_value = np.bincount(offsets, minlength=span)
+        present = np.flatnonzero(per_value)
+        if present.size == span:
+            return present + low, per_value, offsets
+        rank = np.zeros(span, dtype=np.uint16)
+        rank[present] = np.arange(present.size)
+        return present + low, per_value[present], rank[offsets]
+    uniq, codes, cnt = np.unique(k, return_inverse=True, return_counts=True)
+    return uniq, cnt, codes
+
+
+def _nth_occurrence(codes, wanted, ranks, n_codes):
+    """Positions of the ``ranks[i]``-th occurrence, in stream order, of code ``wanted[i]``
+    (``wanted`` increasing); only the entries of wanted codes are sorted."""
+    table = np.zeros(n_codes, dtype=bool)
+    table[wanted] = True
+    sub = np.flatnonzero(table[codes])
+    sub_codes = codes[sub]
+    order = np.argsort(sub_codes, kind="stable")
+    starts = np.searchsorted(sub_codes[order], wanted)
+    return sub[order[starts + ranks]]
 
 
 def _sample_level(rng, levels, counts, a, b, m):
