@@ -22,6 +22,7 @@ Every coin is a comparison of uniform integers (Canonne, Kamath & Steinke 2020,
 Algorithm 1), so the sampled law is exact; there is no float in the sampling path.
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -58,6 +59,7 @@ _CAP = 1 << 62
 _MASK32 = (1 << 32) - 1
 
 
+@functools.lru_cache(maxsize=256)  # pure; Frank-Wolfe asks K times for the same lattice
 def score_lattice(sensitivity, epsilon, factor, integer=False):
     """The lattice step ``g`` and the lattice sensitivity ``S`` of a selection.
 
@@ -119,6 +121,7 @@ def snap_scores(scores, g, integer=False):
     return k.astype(np.int64)
 
 
+@functools.lru_cache(maxsize=256)
 def dyadic_floor(x):
     """``(a, b)`` with ``a / 2^b <= x`` the largest such dyadic with ``a < 2^24``, ``b <= 62``.
 
@@ -140,6 +143,28 @@ def dyadic_floor(x):
     return a, b
 
 
+#: Bernoulli(exp(-1)) from one uniform integer U below 20!: in CKS 2020, Algorithm 1 with
+#: gamma = 1, the stopping index K (first k with A_k ~ Bernoulli(1/k) equal to 0) has
+#: P(K > k) = 1/k!, and {K > k} = {U < 20!/k!} has exactly that probability for k <= 20
+#: (the events are nested). The coin is 1 iff K is odd. U = 0 (K > 20, probability 1/20!)
+#: continues the algorithm from k = 21 with fresh draws.
+_FACT20 = math.factorial(20)
+_ASCENDING = np.array([_FACT20 // math.factorial(k) for k in range(20, 0, -1)], dtype=np.int64)
+
+
+def _bernoulli_exp_minus_one(rng, size):
+    """``size`` exact Bernoulli(exp(-1)) coins, one uniform integer each (see above)."""
+    u = rng.integers(0, _FACT20, size)
+    k = 1 + _ASCENDING.size - np.searchsorted(_ASCENDING, u, side="right")  # K, capped
+    tail = np.flatnonzero(u == 0)  # K > 20: continue with A_k ~ Bernoulli(1/k), k >= 21
+    j = 21
+    while tail.size:
+        k[tail] = j
+        tail = tail[rng.integers(0, j, tail.size) == 0]  # A_j = 1 w.p. 1/j: go on
+        j += 1
+    return (k % 2) == 1
+
+
 def _geometric_at_least(rng, q):
     """Bernoulli(exp(-q)) for int64 ``q >= 0``: q successive Bernoulli(exp(-1)) successes.
 
@@ -149,9 +174,8 @@ def _geometric_at_least(rng, q):
     out = np.ones(q.shape, dtype=bool)
     pending = np.flatnonzero(q > 0)
     left = q[pending]
-    one = np.int64(1)
     while pending.size:
-        coin = _noise._bernoulli_exp_unit(rng, np.ones(pending.size, dtype=np.int64), one)
+        coin = _bernoulli_exp_minus_one(rng, pending.size)
         out[pending[~coin]] = False
         left = left - 1
         still = coin & (left > 0)
@@ -216,7 +240,11 @@ def exp_coin(rng, d, a, b):
     d = np.asarray(d, dtype=np.int64)
     if a == 0:
         return np.ones(d.shape, dtype=bool)
-    q, r = split_exponent(d, a, b)
+    return split_coin(rng, *split_exponent(d, a, b), b)
+
+
+def split_coin(rng, q, r, b):
+    """Exact Bernoulli(exp(-(q + r/2^b))) coins from :func:`split_exponent`'s output."""
     out = _geometric_at_least(rng, q)
     live = np.flatnonzero(out & (r > 0))
     if live.size:
@@ -254,12 +282,15 @@ def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
     m = k.size
     _noise._record("exact_exponential", scale, (m,) if n is None else (int(n), m), tag)
     want = 1 if n is None else int(n)
-    d = k.max() - k
+    q, r = split_exponent(k.max() - k, a, b)  # once per candidate, not per proposal
     got, need = [], want
     batch = min(1 << 16, max(64, 2 * want))
     while need > 0:
         proposals = rng.integers(0, m, batch) if m > 1 else np.zeros(batch, dtype=np.int64)
-        kept = proposals[exp_coin(rng, d[proposals], a, b)][:need]
+        if a == 0:
+            kept = proposals[:need]
+        else:
+            kept = proposals[split_coin(rng, q[proposals], r[proposals], b)][:need]
         got.append(kept)
         need -= kept.size
         if need > 0:  # grow while the acceptance rate is low (many candidates far below)

@@ -89,8 +89,11 @@ class ExponentialMechanism(Mechanism):
 
     @property
     def gumbel_scale(self):
-        """``2Δ/ε`` (``Δ/ε`` for monotone scores): ``1/γ`` in score units before the lattice
-        rounding, the scale of the equivalent Gumbel-max form (kept in the ledger)."""
+        """Nominal scale ``2Δ/ε`` (``Δ/ε`` for monotone scores) of the selection.
+
+        ``1/γ`` in score units before the lattice rounding: the scale of the equivalent
+        Gumbel-max form, kept in the ledger.
+        """
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
@@ -228,8 +231,10 @@ class ReportNoisyMax(Mechanism):
 
     @property
     def scale(self):
-        """Nominal scale of the Laplace noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores
-        (the lattice noise is ``t·g``, at least this; see :meth:`lattice`)."""
+        """Nominal scale of the Laplace noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores.
+
+        The lattice noise has scale ``t·g``, at least this (see :meth:`lattice`).
+        """
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
@@ -249,14 +254,16 @@ class ReportNoisyMax(Mechanism):
         return Fraction(self.epsilon) / (1 if self.monotonic else 2)
 
     def lattice(self):
-        """The lattice step ``g``, the lattice sensitivity ``S`` and the integer discrete
-        Laplace scale ``t = ceil(2S/ε)`` (``ceil(S/ε)`` when monotonic), rounded up.
+        """The lattice of the scores and the integer scale of the discrete Laplace noise.
 
         Returns
         -------
         g : float
+            Lattice step (a power of two; 1 for integer scores).
         S : int
+            Lattice sensitivity: ``floor(Δ/g) + 1`` (``Δ`` for integer scores).
         t : int
+            ``ceil(2S/ε)`` (``ceil(S/ε)`` when monotonic), in lattice steps.
         """
         factor = 1 if self.monotonic else 2
         g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)

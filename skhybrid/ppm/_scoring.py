@@ -25,7 +25,7 @@ import numpy as np
 
 from ..mechanisms import _noise
 from ..mechanisms._base import check_epsilon, check_sensitivity
-from ..mechanisms._exact_selection import exp_coin, snap_scores
+from ..mechanisms._exact_selection import snap_scores, split_coin, split_exponent
 from ..mechanisms.exponential import ExponentialMechanism
 
 __all__ = [
@@ -398,13 +398,16 @@ def _nth_occurrence(codes, wanted, ranks, n_codes):
 
 def _sample_level(rng, levels, counts, a, b, m):
     """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly."""
-    d = levels[-1] - levels
+    if a == 0:
+        q = r = np.zeros(levels.size, dtype=np.int64)
+    else:
+        q, r = split_exponent(levels[-1] - levels, a, b)  # once per level
     bounds = np.cumsum(counts)
     batch = 64
     while True:
         u = rng.integers(0, m, batch)
         level = np.searchsorted(bounds, u, side="right")
-        ok = np.flatnonzero(exp_coin(rng, d[level], a, b))
+        ok = np.flatnonzero(split_coin(rng, q[level], r[level], b))
         if ok.size:
             return int(level[ok[0]])
         batch = min(1 << 20, 4 * batch)
