@@ -324,3 +324,31 @@ def test_exp_minus_one_coin_law_and_its_tail():
     # Given K > 20: K = 21 w.p. 20/21, so the coin is 1 (K odd) w.p. about 0.95.
     p_odd = sum((1 / math.factorial(k - 1) - 1 / math.factorial(k)) for k in range(21, 60, 2))
     assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(20)).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("t", [1, 3, 1000, 315_870_694])
+def test_selection_discrete_laplace_law(t):
+    n = 200_000
+    x = xs.discrete_laplace(np.random.default_rng(t), t, (n,))
+    # Cells: the sign and floor(|x| / t) in 0..5, exact masses from P(x) ∝ exp(-|x|/t).
+    r = math.exp(-1 / t)
+    norm = (1 - r) / (1 + r)  # P(x) = norm * r^|x|
+
+    def mass(lo, hi):  # P(lo <= x < hi), 0 <= lo < hi
+        return norm * (r**lo - r**hi) / (1 - r)
+
+    edges = [j * t for j in range(6)] + [None]
+    expected, observed = [], []
+    for sign in (1, -1):
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            lo_ = max(lo, 1) if sign < 0 else lo  # 0 counted once, with the + sign
+            p = mass(lo_, hi) if hi is not None else norm * r**lo_ / (1 - r)
+            v = sign * x
+            hit = (v >= lo_) & ((v < hi) if hi is not None else True)
+            expected.append(p * n)
+            observed.append(int(hit.sum()))
+    assert sum(observed) == n
+    expected, observed = np.array(expected), np.array(observed)
+    cells = expected > 0  # (t = 1: the cell [-1, 0) of the negative side is empty)
+    assert observed[~cells].sum() == 0
+    assert stats.chisquare(observed[cells], expected[cells] / expected.sum() * n).pvalue > ALPHA
