@@ -331,8 +331,7 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
             new_idx = np.full(uniq.size, -1, dtype=np.int64)
             new_idx[swap] = offset + local
             for j, loc in zip(new_idx[swap], local):
-                chosen[int(j)] = (float(scores[loc]),
-                                  None if candidates is None else candidates[loc])
+                chosen[int(j)] = (float(scores[loc]), _own(candidates, loc))
             old = pos[seen & swap]
             for j in kept[old]:
                 del chosen[int(j)]
@@ -359,6 +358,15 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     index = int(kept[level])
     score, candidate = chosen[index]
     return Selection(index, score, candidate, offset)
+
+
+def _own(candidates, loc):
+    """The candidate at ``loc``, copied when it is a view: a kept row must not hold its
+    whole block in memory (one candidate is kept per distinct score)."""
+    if candidates is None:
+        return None
+    row = candidates[loc]
+    return row.copy() if isinstance(row, np.ndarray) else row
 
 
 def _levels(k):

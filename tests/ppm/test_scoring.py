@@ -268,3 +268,10 @@ def test_streamed_integer_flag_refuses_fractions_and_reports_the_winner():
     sel = streamed_exponential_mechanism(blocks, 50.0, 1.0, np.random.default_rng(0),
                                          integer=True)
     assert (sel.index, sel.score, sel.candidate, sel.n_candidates) == (1, -1.0, "b", 3)
+
+
+def test_kept_candidates_do_not_hold_their_blocks():
+    blocks = [(np.array([-1.0, -2.0]), np.arange(8).reshape(4, 2)[:2])]
+    sel = streamed_exponential_mechanism(blocks, 1.0, 1.0, np.random.default_rng(0),
+                                         integer=True)
+    assert sel.candidate.base is None  # a copy, not a view into the block's array
