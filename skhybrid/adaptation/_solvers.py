@@ -238,10 +238,12 @@ def selection_mechanism(epsilon, delta, k, sensitivity, selection="laplace"):
     sensitivity : float
         l_inf replace-one sensitivity of the score vector (the q-gradient).
     selection : {"laplace", "exponential"}, default="laplace"
-        ``"laplace"``: report-noisy-min with Laplace(``2 tau / eps0``) noise
-        (:class:`~skhybrid.mechanisms.ReportNoisyMax`, as in BMS23 Algorithms 1-2);
+        ``"laplace"``: report-noisy-min with Laplace(``2 tau / eps0``) noise, exact
+        discrete Laplace on a lattice (:class:`~skhybrid.mechanisms.ReportNoisyMax`, as
+        in BMS23 Algorithms 1-2);
         ``eps0`` from :func:`~skhybrid.accounting.calibrate_pure_epsilon`.
-        ``"exponential"``: the exponential mechanism (Gumbel(``2 tau / eps0``)), which is
+        ``"exponential"``: the exponential mechanism (rate ``eps0 / (2 tau)``, sampled
+        exactly), which is
         eps0-bounded-range, hence ``eps0^2 / 8``-zCDP (Cesar & Rogers 2021), so ``eps0`` is
         calibrated with ``zcdp_factor=1/8`` — a larger eps0 for the same total.
 

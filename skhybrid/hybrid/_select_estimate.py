@@ -147,7 +147,7 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
             if not curator_only:
                 events.append(nonprivate_event("local", name))
         else:
-            select = ExponentialMechanism(eps_sel, sensitivity=2.0)
+            select = ExponentialMechanism(eps_sel, sensitivity=2.0, integer=True)  # ±1 sums
             events = [select.event(source=name)]
             if curator_only:
                 estimate = LaplaceMechanism(self.epsilon / 2, sensitivity=2.0 / cur.size)

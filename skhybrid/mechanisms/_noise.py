@@ -19,12 +19,15 @@ Mironov 2012 for the attack on textbook samplers, as in OpenDP and Google's "sec
 noise generation"). Every random bit comes from the caller's numpy ``Generator``, so a
 ``random_state`` still reproduces a fit.
 
+The selection mechanisms are exact too (:mod:`skhybrid.mechanisms._exact_selection`):
+the exponential mechanism is rejection sampling with uniform proposals and exact
+Bernoulli(exp(-γd)) coins on lattice scores, report-noisy-max adds :func:`discrete_laplace`
+noise to lattice scores. (Float Gumbel noise, used before, has bounded support: a
+candidate far below the best got probability exactly 0 on one data set and a positive
+one on a neighbour.)
+
 What stays floating point, and why it is not the low-bits attack surface:
 
-- :func:`gumbel`: the exponential mechanism's Gumbel-max trick releases only the *index*
-  of the maximum. The attack of Mironov (2012) reads the low bits of a released real
-  number; an index has none. The float error moves each candidate's probability by a
-  relative O(2^-50), far below the sampling error of any audit.
 - :func:`gaussian` inside optimisers (noisy SGD's gradient noise, noisy mirror descent,
   the objective-perturbation vector) and :func:`gamma`: their noise is never released; the
   estimator releases a model computed from many noisy steps. Where an estimator releases a
@@ -56,7 +59,6 @@ __all__ = [
     "record_noise",
     "laplace",
     "gaussian",
-    "gumbel",
     "bernoulli",
     "coin_probability",
     "integers",
@@ -79,7 +81,8 @@ class NoiseDraw:
     kind : str
         Name of the primitive (``"laplace"``, ``"gaussian"``, ...).
     scale : float
-        Its scale parameter (Laplace ``b``, Gaussian ``sigma``, Gumbel scale,
+        Its scale parameter (Laplace ``b``, Gaussian ``sigma``, the exponential
+        mechanism's ``1/γ`` in score units,
         Bernoulli ``p``, ...). For array-valued parameters, the largest value.
     count : int
         Number of variates drawn.
@@ -156,12 +159,6 @@ def gaussian(rng, sigma, size=None, *, tag=None):
     """Draw N(0, ``sigma**2``) noise (``sigma`` is a standard deviation)."""
     _record("gaussian", sigma, _size_of(size, sigma), tag)
     return rng.normal(0.0, sigma, size)
-
-
-def gumbel(rng, scale, size=None, *, tag=None):
-    """Draw Gumbel(0, ``scale``) noise (used by the Gumbel-max exponential mechanism)."""
-    _record("gumbel", scale, _size_of(size, scale), tag)
-    return rng.gumbel(0.0, scale, size)
 
 
 #: Resolution of :func:`bernoulli`: its probabilities are multiples of 2^-53.

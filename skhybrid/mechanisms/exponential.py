@@ -1,10 +1,25 @@
-"""Selection mechanisms: the exponential mechanism (Gumbel-max) and report-noisy-max."""
+"""Selection mechanisms: the exponential mechanism and report-noisy-max, sampled exactly.
+
+Both snap the scores to an integer lattice and draw from uniform integers only (see
+:mod:`skhybrid.mechanisms._exact_selection` and docs/guarantee.rst): the law of the
+released index is exactly the one the charge covers, with no float noise whose bounded
+support would give far candidates probability 0 on one data set and not on a neighbour.
+"""
+
+import math
+from fractions import Fraction
 
 import numpy as np
 
-from . import _noise
 from .._validation import check_generator
 from ._base import Mechanism, check_epsilon, check_sensitivity
+from ._exact_selection import (
+    discrete_laplace,
+    dyadic_floor,
+    sample_exponential,
+    score_lattice,
+    snap_scores,
+)
 
 __all__ = [
     "ExponentialMechanism",
@@ -32,9 +47,19 @@ def _check_scores(scores, excluded=-np.inf):
 class ExponentialMechanism(Mechanism):
     """Select a candidate with probability ∝ exp(ε·u/(2Δ)) (McSherry & Talwar 2007, Thm 6).
 
-    Implemented as Gumbel-max: ``argmax_i u_i + G_i`` with G_i i.i.d. Gumbel(0, 2Δ/ε) has
-    exactly that distribution, and never exponentiates a score (no overflow, no
-    underflow, streamable over blocks of candidates).
+    Sampled exactly on a lattice. Float scores are rounded to multiples of a dyadic step
+    ``g <= Δ·2^-20`` (integer scores with ``integer=True`` are used as they are, ``g = 1``);
+    a lattice score then moves by at most ``S = floor(Δ/g) + 1`` steps between neighbours
+    (``S = Δ`` for integers), and candidate ``i`` is drawn with probability
+    ∝ exp(-γ d_i), ``d_i = max_j k_j - k_i`` in steps, for a dyadic rate
+    ``γ <= ε/(2S)`` (``ε/S`` when monotonic) rounded *down*. This is the exponential
+    mechanism on the lattice scores with sensitivity S, hence ε-DP with a realised ε at
+    most the charged one (below it by a relative ``g/Δ <= 2^-20`` for float scores).
+    The draw is rejection sampling with uniform proposals and exact Bernoulli(exp(-γ d))
+    coins (Canonne, Kamath & Steinke 2020, Algorithm 1): only uniform integers are drawn,
+    so every candidate keeps its exact, positive probability (float Gumbel-max gives
+    probability 0 to candidates beyond its bounded support). Expected proposals:
+    ``m / Σ_i exp(-γ d_i) <= m`` for m candidates.
 
     Parameters
     ----------
@@ -45,27 +70,68 @@ class ExponentialMechanism(Mechanism):
     monotonic : bool, default=False
         If every score moves in the same direction between any two neighbours (e.g.
         counts of one dataset), the factor 2 can be dropped: exp(ε·u/Δ) is ε-DP
-        (McSherry & Talwar 2007; Dwork & Roth 2014, §3.4).
+        (McSherry & Talwar 2007; Dwork & Roth 2014, §3.4). Rounding to the lattice is
+        monotone, so the lattice scores stay monotone.
+    integer : bool, default=False
+        The scores are integers and Δ is an integer (counts, minus error counts): the
+        lattice is the integers and nothing is rounded. Non-integer scores are refused.
 
     Notes
     -----
     The mechanism is ε-bounded-range, hence (ε²/8)-zCDP (Cesar & Rogers 2021, Lemma 3.2);
-    the event carries that ρ so the accountant's zCDP view can use it.
+    the event carries that ρ so the accountant's zCDP view can use it. ``-inf`` excludes
+    a candidate (it is never proposed).
     """
 
     name = "exponential"
     kind = "pure"
 
-    def __init__(self, epsilon, sensitivity=1.0, monotonic=False):
+    def __init__(self, epsilon, sensitivity=1.0, monotonic=False, integer=False):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
+        self.integer = bool(integer)
 
     @property
     def gumbel_scale(self):
-        """Scale of the Gumbel noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores."""
+        """Nominal scale ``2Δ/ε`` (``Δ/ε`` for monotone scores) of the selection.
+
+        ``1/γ`` in score units before the lattice rounding: the scale of the equivalent
+        Gumbel-max form, kept in the ledger.
+        """
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
+
+    def _scaled_epsilon(self):
+        """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
+        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+
+    def lattice(self):
+        """The lattice of the scores and the dyadic rate of the draw.
+
+        Returns
+        -------
+        g : float
+            Lattice step (a power of two; 1 for integer scores).
+        S : int
+            Lattice sensitivity: ``floor(Δ/g) + 1`` (``Δ`` for integer scores).
+        a, b : int
+            The rate ``γ = a/2^b <= ε/(2S)`` (``ε/S`` when monotonic) per lattice step.
+        """
+        factor = 1 if self.monotonic else 2
+        g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
+        a, b = dyadic_floor(self._scaled_epsilon() / S)
+        return g, S, a, b
+
+    def _select(self, scores, rng, n=None):
+        """``n`` independent selections (one, as an int, for ``n=None``)."""
+        scores = _check_scores(scores)
+        allowed = np.flatnonzero(np.isfinite(scores))
+        g, _, a, b = self.lattice()
+        k = snap_scores(scores[allowed], g, self.integer)
+        scale = g * 2.0**b / a if a else math.inf
+        pos = sample_exponential(rng, k, a, b, n, scale=scale, tag=self.name)
+        return int(allowed[pos]) if n is None else allowed[pos]
 
     def _event_fields(self):
         # Bounded range with parameter ε gives ε²/8-zCDP; monotone scoring uses
@@ -86,15 +152,14 @@ class ExponentialMechanism(Mechanism):
     def __call__(self, scores, rng):
         """Index of the selected candidate."""
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
-        scores = _check_scores(scores)
-        noise = _noise.gumbel(rng, self.gumbel_scale, scores.shape, tag=self.name)
-        return int(np.argmax(scores + noise))
+        return self._select(scores, rng)
 
 
 def exponential_mechanism(scores, *, sensitivity, epsilon, rng, monotonic=False):
     """Select an index with probability proportional to ``exp(ε·score/(2Δ))``.
 
-    The functional form of :class:`ExponentialMechanism` (Gumbel-max sampling; pure ε-DP).
+    The functional form of :class:`ExponentialMechanism` (exact lattice sampling; pure
+    ε-DP).
 
     Parameters
     ----------
@@ -120,11 +185,28 @@ def exponential_mechanism(scores, *, sensitivity, epsilon, rng, monotonic=False)
 
 
 class ReportNoisyMax(Mechanism):
-    """Report the index of the largest Laplace-noised score.
+    """Report the index of the largest noisy score, with exact discrete Laplace noise.
 
-    With Laplace(2Δ/ε) noise this is ε-DP for any scores of sensitivity Δ; for monotone
-    scores (e.g. counting queries) Laplace(Δ/ε) suffices (Dwork & Roth 2014, Claim 3.9).
-    Only the index is released; releasing the noisy value costs extra.
+    The scores are snapped to the lattice of :class:`ExponentialMechanism` (step ``g``,
+    lattice sensitivity ``S``; integers as they are with ``integer=True``), and each gets
+    independent discrete Laplace noise, P(z) ∝ exp(-|z|/t), with the integer scale
+    ``t = ceil(2S/ε)`` (``ceil(S/ε)`` for monotone scores) in lattice steps
+    (:func:`~skhybrid.mechanisms._exact_selection.discrete_laplace`, exact). The first index wins
+    ties. Only the index is released; releasing the noisy value costs extra.
+
+    Privacy (Dwork & Roth 2014, Claim 3.9, on the lattice): fix the other candidates'
+    noise. Candidate i wins iff ``k_i + Z_i > k_j + Z_j`` for ``j < i`` and ``>=`` for
+    ``j > i``; on integers that is the up-set ``{Z_i >= c}`` with
+    ``c = max(max_{j<i}(k_j + Z_j) + 1, max_{j>i}(k_j + Z_j)) - k_i``. Between neighbours
+    each ``k`` moves by at most S, so c moves by at most 2S (by at most S, in either
+    direction, for monotone scores: the maximum and ``k_i`` move the same way); the
+    tie-break depends on indices only, so it is the same on both sides. For the discrete
+    Laplace and an integer shift s >= 0, ``P(Z >= c + s) >= e^{-s/t} P(Z >= c)``: map z to
+    z + s, and ``|z + s| <= |z| + s``. Hence each conditional win probability changes by
+    at most ``e^{2S/t} <= e^ε`` (``e^{S/t}``), and so does the unconditional one. Excluded
+    candidates (``-inf``, or ``+inf`` for a min) never win and are not noised.
+    With Laplace(2Δ/ε) noise on real scores this is the textbook mechanism; monotone
+    scores (e.g. counting queries) need only Δ/ε.
 
     Parameters
     ----------
@@ -137,20 +219,27 @@ class ReportNoisyMax(Mechanism):
         scale is then Δ/ε).
     minimize : bool, default=False
         Report the argmin instead (report-noisy-min; same guarantee).
+    integer : bool, default=False
+        Integer scores with an integer Δ: used as they are, without rounding.
     """
 
     name = "report_noisy_max"
     kind = "pure"
 
-    def __init__(self, epsilon, sensitivity=1.0, monotonic=False, minimize=False):
+    def __init__(self, epsilon, sensitivity=1.0, monotonic=False, minimize=False,
+                 integer=False):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
         self.minimize = bool(minimize)
+        self.integer = bool(integer)
 
     @property
     def scale(self):
-        """Scale of the Laplace noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores."""
+        """Nominal scale of the Laplace noise: ``2Δ/ε``, or ``Δ/ε`` for monotone scores.
+
+        The lattice noise has scale ``t·g``, at least this (see :meth:`lattice`).
+        """
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
@@ -165,18 +254,53 @@ class ReportNoisyMax(Mechanism):
         return {"scale": self.scale, "sensitivity": self.sensitivity,
                 "monotonic": self.monotonic, "minimize": self.minimize}
 
-    def __call__(self, scores, rng):
-        rng = check_generator(rng, "rng")
+    def _scaled_epsilon(self):
+        """ε/2 (ε for monotone scores), exactly."""
+        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+
+    def lattice(self):
+        """The lattice of the scores and the integer scale of the discrete Laplace noise.
+
+        Returns
+        -------
+        g : float
+            Lattice step (a power of two; 1 for integer scores).
+        S : int
+            Lattice sensitivity: ``floor(Δ/g) + 1`` (``Δ`` for integer scores).
+        t : int
+            ``ceil(2S/ε)`` (``ceil(S/ε)`` when monotonic), in lattice steps.
+        """
+        factor = 1 if self.monotonic else 2
+        g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
+        t = math.ceil(S / self._scaled_epsilon())
+        if t > 1 << 50:
+            raise ValueError("epsilon is too small for exact report-noisy-max with this "
+                             "integer sensitivity; use float scores (integer=False).")
+        return g, S, t
+
+    def _select(self, scores, rng, n=None):
+        """``n`` independent selections (one, as an int, for ``n=None``)."""
         if self.minimize:
             scores = -_check_scores(scores, excluded=np.inf)
         else:
             scores = _check_scores(scores)
-        noise = _noise.laplace(rng, self.scale, scores.shape, tag=self.name)
-        return int(np.argmax(scores + noise))
+        allowed = np.flatnonzero(np.isfinite(scores))
+        g, _, t = self.lattice()
+        k = snap_scores(scores[allowed], g, self.integer)
+        k = k - k.max()  # in (-2^62, 0]: adding the noise cannot overflow
+        size = (allowed.size,) if n is None else (int(n), allowed.size)
+        noisy = k + discrete_laplace(rng, t, size, unit=g, tag=self.name)
+        pos = np.argmax(noisy, axis=-1)  # first index on ties
+        return int(allowed[pos]) if n is None else allowed[pos]
+
+    def __call__(self, scores, rng):
+        """Index of the selected candidate."""
+        rng = check_generator(rng, "rng")
+        return self._select(scores, rng)
 
 
 def report_noisy_max(scores, *, sensitivity, epsilon, rng, monotonic=False):
-    """Report the index of the largest Laplace-noised score.
+    """Report the index of the largest noisy score (exact discrete Laplace noise).
 
     The functional form of :class:`ReportNoisyMax` (pure ε-DP; only the index is released).
 
@@ -203,7 +327,7 @@ def report_noisy_max(scores, *, sensitivity, epsilon, rng, monotonic=False):
 
 
 def report_noisy_min(scores, *, sensitivity, epsilon, rng, monotonic=False):
-    """Report the index of the smallest Laplace-noised score.
+    """Report the index of the smallest noisy score (exact discrete Laplace noise).
 
     Report-noisy-min: :class:`ReportNoisyMax` with ``minimize=True``, the same guarantee.
 

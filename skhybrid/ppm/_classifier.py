@@ -96,8 +96,9 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     built from public rows only, each intersected with ``Aff``, plus the "empty
     hypothesis" that predicts the private class everywhere (Algorithm 2, Step 8).
     One candidate is selected by the exponential mechanism with score ``-(number of
-    errors on all rows)`` (Algorithm 2, Step 9), implemented as one-pass streamed
-    Gumbel-max with scale ``2/ε`` (sensitivity 1, McSherry & Talwar 2007, Thm 6).
+    errors on all rows)`` (Algorithm 2, Step 9), sampled exactly in one streamed pass
+    with rate ``ε/2`` per error (sensitivity 1, McSherry & Talwar 2007, Thm 6; see
+    :func:`~skhybrid.ppm._scoring.streamed_exponential_mechanism`).
 
     Parameters
     ----------
@@ -372,6 +373,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             _SENSITIVITY,
             rng,
             n_jobs=self.n_jobs,
+            integer=True,  # -errors, Δ = 1: the lattice is the integers, nothing rounded
         )
         members = np.asarray(selection.candidate, dtype=np.intp)
         self.empty_hypothesis_ = members.size == 0

@@ -25,6 +25,8 @@ import numpy as np
 
 from ..mechanisms import _noise
 from ..mechanisms._base import check_epsilon, check_sensitivity
+from ..mechanisms._exact_selection import snap_scores, split_coin, split_exponent
+from ..mechanisms.exponential import ExponentialMechanism
 
 __all__ = [
     "Selection",
@@ -249,17 +251,28 @@ def _evaluated(score_blocks, n_jobs):
     )
 
 
-def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n_jobs=None):
-    """One-pass exponential mechanism over a stream of score blocks (Gumbel-max).
+def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n_jobs=None,
+                                   integer=False):
+    """One-pass exponential mechanism over a stream of score blocks, sampled exactly.
 
     Selects candidate ``i`` with probability ``∝ exp(ε q_i / (2Δ))`` (McSherry & Talwar
-    2007, Thm 6: ε-DP when every score has sensitivity ``Δ``). By the Gumbel-max trick
-    (Gumbel 1954; Yellott 1977; see also Durfee & Rogers 2019), ``argmax_i q_i + G_i``
-    with ``G_i`` i.i.d. Gumbel(0, 2Δ/ε) has exactly this law. The argmax of a
-    concatenation is the best of the per-block argmaxes, so the blocks are consumed
-    one at a time: memory is one block, independent of the number of candidates.
-    Noise is drawn block by block through :func:`skhybrid.mechanisms._noise.gumbel`
-    (tag ``"ppm-exponential"``), one variate per candidate.
+    2007, Thm 6: ε-DP when every score has sensitivity ``Δ``), on the lattice of
+    :class:`~skhybrid.mechanisms.ExponentialMechanism`: integer scores with an integer Δ
+    (``integer=True``; PPM's ``-errors``) as they are, float scores rounded to a dyadic
+    step with the rounding paid in the rate, ``γ <= ε/(2S)`` per lattice step.
+
+    Streaming, exactly: the law factors as P(level s) ∝ ``H_s exp(-γ (s_max - s))``
+    (``H_s`` candidates score ``s``) times a uniform choice within the level. One pass
+    keeps, per distinct lattice score, its count and one candidate drawn uniformly among
+    those seen (a size-one reservoir: a block's ``c`` new candidates of a level that has
+    seen ``N`` replace the kept one with probability ``c/(N + c)``, by one uniform
+    integer below ``N + c``). The level is then drawn by rejection (uniform proposals
+    over the ``m`` candidates, kept with an exact Bernoulli(exp(-γ d)) coin;
+    :func:`skhybrid.mechanisms._exact_selection.sample_exponential`). Only uniform
+    integers are drawn; memory is one block plus one entry per distinct score (at most
+    ``n + 1`` for error counts), independent of the number of candidates. The spy
+    records one ``"exact_exponential"`` draw over all candidates (tag
+    ``"ppm-exponential"``).
 
     For PPM halfspaces (Bassily, Moran & Nandi 2020, Algorithm 2, Step 9) the score is
     ``-errors`` on all rows with ``Δ = 1`` for replacing one private row (Lemma 4.1).
@@ -269,7 +282,8 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     score_blocks : iterable
         Items are a 1-d array of scores, a tuple ``(scores, candidates)`` with
         ``len(candidates) == len(scores)``, or a zero-argument callable returning
-        either (evaluated lazily, on joblib threads when ``n_jobs`` is set).
+        either (evaluated lazily, on joblib threads when ``n_jobs`` is set). ``-inf``
+        excludes a candidate.
     epsilon : float
         ε > 0; ``np.inf`` returns the exact argmax (first index on ties) and draws no
         noise — the non-private baseline.
@@ -278,9 +292,12 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     rng : numpy.random.Generator
         Source of every random draw.
     n_jobs : int or None, default=None
-        Threads evaluating callable blocks. Noise is always drawn sequentially in
-        stream order from ``rng``, so the selection is identical for every ``n_jobs``
-        at a fixed seed; at most about ``2 · n_jobs`` blocks are held in memory.
+        Threads evaluating callable blocks. Every draw is made here, in stream order,
+        from ``rng``, so the selection is identical for every ``n_jobs`` at a fixed
+        seed; at most about ``2 · n_jobs`` blocks are held in memory.
+    integer : bool, default=False
+        Scores are integers and ``Δ`` is an integer: no rounding (non-integer scores
+        are refused).
 
     Returns
     -------
@@ -288,23 +305,133 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     """
     epsilon = check_epsilon(epsilon, allow_inf=True)
     sensitivity = check_sensitivity(sensitivity)
-    scale = 2.0 * sensitivity / epsilon
-    best_index, best_noisy, best_score, best_candidate = -1, -np.inf, None, None
+    if np.isinf(epsilon):
+        return _streamed_argmax(score_blocks, n_jobs)
+    mech = ExponentialMechanism(epsilon, sensitivity, integer=integer)
+    g, _, a, b = mech.lattice()
+    levels = np.empty(0, dtype=np.int64)  # sorted distinct lattice scores
+    counts = np.empty(0, dtype=np.int64)  # candidates per level
+    kept = np.empty(0, dtype=np.int64)  # stream index of each level's kept candidate
+    chosen = {}  # stream index -> (score, candidate) of the kept candidates
     offset = 0
     for item in _evaluated(score_blocks, n_jobs):
         scores, candidates = _split(item)
-        if scores.size == 0:
-            continue
-        if np.isinf(epsilon):
-            noisy = scores
-        else:
-            noisy = scores + _noise.gumbel(rng, scale, size=scores.size, tag="ppm-exponential")
-        local = int(np.argmax(noisy))
-        # Strict ">" keeps the earliest winner on ties (exact argmax at ε = inf).
-        if best_index < 0 or noisy[local] > best_noisy:
-            best_index, best_noisy = offset + local, noisy[local]
-            best_score = float(scores[local])
-            best_candidate = None if candidates is None else candidates[local]
+        valid = np.flatnonzero(np.isfinite(scores))
+        if valid.size:
+            k = snap_scores(scores[valid], g, integer)
+            uniq, cnt, codes = _levels(k)
+            pos = np.searchsorted(levels, uniq)
+            seen = pos < levels.size
+            seen[seen] = levels[pos[seen]] == uniq[seen]
+            before = np.zeros(uniq.size, dtype=np.int64)
+            before[seen] = counts[pos[seen]]
+            u = rng.integers(0, before + cnt)  # exact: replace iff u < cnt (prob. cnt/(N+cnt))
+            swap = u < cnt
+            local = valid[_nth_occurrence(codes, np.flatnonzero(swap), u[swap], uniq.size)]
+            new_idx = np.full(uniq.size, -1, dtype=np.int64)
+            new_idx[swap] = offset + local
+            for j, loc in zip(new_idx[swap], local):
+                chosen[int(j)] = (float(scores[loc]), _own(candidates, loc))
+            old = pos[seen & swap]
+            for j in kept[old]:
+                del chosen[int(j)]
+            counts[pos[seen]] += cnt[seen]
+            kept[old] = new_idx[seen & swap]
+            fresh = ~seen
+            levels = np.insert(levels, pos[fresh], uniq[fresh])
+            counts = np.insert(counts, pos[fresh], cnt[fresh])
+            kept = np.insert(kept, pos[fresh], new_idx[fresh])
+        offset += scores.size
+    if offset == 0:
+        raise ValueError(
+            "score_blocks yielded no candidate; the candidate class must be non-empty."
+        )
+    if levels.size == 0:
+        raise ValueError("every candidate is excluded (-inf); at least one must be finite.")
+    # A uniform candidate is a level drawn with probability H_s / m: rejection over
+    # candidates, run on the levels (the kept candidate is uniform within its level).
+    m = int(counts.sum())
+    scale = g * 2.0**b / a if a else np.inf
+    _noise._record("exact_exponential", scale, (offset,), "ppm-exponential")
+    with _noise._silenced():
+        level = _sample_level(rng, levels, counts, a, b, m)
+    index = int(kept[level])
+    score, candidate = chosen[index]
+    return Selection(index, score, candidate, offset)
+
+
+def _own(candidates, loc):
+    """The candidate at ``loc``, copied when it is a view: a kept row must not hold its
+    whole block in memory (one candidate is kept per distinct score)."""
+    if candidates is None:
+        return None
+    row = candidates[loc]
+    return row.copy() if isinstance(row, np.ndarray) else row
+
+
+def _levels(k):
+    """Distinct values of ``k`` (sorted), their counts, and each entry's value as a code
+    (its rank among the distinct values).
+
+    Error counts span at most n + 1 values in a block: the codes then fit 16 bits, where
+    numpy's stable argsort (in :func:`_nth_occurrence`) is a radix sort, and the counts
+    are one ``bincount``.
+    """
+    low = k.min()
+    span = int(k.max() - low) + 1
+    if span <= 1 << 16:
+        offsets = (k - low).astype(np.uint16)
+        per_value = np.bincount(offsets, minlength=span)
+        present = np.flatnonzero(per_value)
+        if present.size == span:
+            return present + low, per_value, offsets
+        rank = np.zeros(span, dtype=np.uint16)
+        rank[present] = np.arange(present.size)
+        return present + low, per_value[present], rank[offsets]
+    uniq, codes, cnt = np.unique(k, return_inverse=True, return_counts=True)
+    return uniq, cnt, codes
+
+
+def _nth_occurrence(codes, wanted, ranks, n_codes):
+    """Positions of the ``ranks[i]``-th occurrence, in stream order, of code ``wanted[i]``
+    (``wanted`` increasing); only the entries of wanted codes are sorted."""
+    table = np.zeros(n_codes, dtype=bool)
+    table[wanted] = True
+    sub = np.flatnonzero(table[codes])
+    sub_codes = codes[sub]
+    order = np.argsort(sub_codes, kind="stable")
+    starts = np.searchsorted(sub_codes[order], wanted)
+    return sub[order[starts + ranks]]
+
+
+def _sample_level(rng, levels, counts, a, b, m):
+    """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly."""
+    if a == 0:
+        q = r = np.zeros(levels.size, dtype=np.int64)
+    else:
+        q, r = split_exponent(levels[-1] - levels, a, b)  # once per level
+    bounds = np.cumsum(counts)
+    batch = 64
+    while True:
+        u = rng.integers(0, m, batch)
+        level = np.searchsorted(bounds, u, side="right")
+        ok = np.flatnonzero(split_coin(rng, q[level], r[level], b))
+        if ok.size:
+            return int(level[ok[0]])
+        batch = min(1 << 20, 4 * batch)
+
+
+def _streamed_argmax(score_blocks, n_jobs):
+    """The exact argmax (first index on ties): ε = inf, the non-private baseline."""
+    best_index, best_score, best_candidate = -1, -np.inf, None
+    offset = 0
+    for item in _evaluated(score_blocks, n_jobs):
+        scores, candidates = _split(item)
+        if scores.size:
+            local = int(np.argmax(scores))
+            if best_index < 0 or scores[local] > best_score:
+                best_index, best_score = offset + local, float(scores[local])
+                best_candidate = None if candidates is None else candidates[local]
         offset += scores.size
     if best_index < 0:
         raise ValueError(

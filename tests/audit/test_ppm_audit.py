@@ -15,13 +15,14 @@ probe ``x = -100`` (positive iff a ``>=`` ray or the empty hypothesis was chosen
 event ``{T > t}`` or ``{T <= t}`` is chosen on the first half of the runs; the
 Clopper–Pearson bound (``_stats.pure_dp_lower_bound``, total α = 1e-3, so a correct
 learner fails with probability at most 1e-3; seeds fixed, hence deterministic) uses
-the other half only. The mutation twin halves the score sensitivity (Gumbel scale
-``1/ε`` instead of ``2/ε``, so the true loss is ``2ε``) and must be caught.
+the other half only. The mutation twin halves the score sensitivity (the exact
+sampler's rate ``ε`` instead of ``ε/2`` per error, so the true loss is ``2ε``) and must be
+caught.
 """
 
 import numpy as np
 
-from skhybrid.ppm import _classifier
+from skhybrid.mechanisms import ExponentialMechanism
 from skhybrid.ppm._classifier import PPMHalfspaceClassifier
 
 from ._stats import pure_dp_lower_bound
@@ -78,6 +79,7 @@ def test_canary_audit_respects_epsilon():
 
 
 def test_mutation_twin_with_halved_sensitivity_is_caught(monkeypatch):
-    monkeypatch.setattr(_classifier, "_SENSITIVITY", 0.5)
+    rate = ExponentialMechanism._scaled_epsilon  # ε/(2Δ) per unit: doubled, as for Δ/2
+    monkeypatch.setattr(ExponentialMechanism, "_scaled_epsilon", lambda self: 2 * rate(self))
     eps_lb = _audit(3000)  # measured 1.19 (true loss 2ε; 1.01 at 2000 runs, 1.35 at 4000)
     assert eps_lb > EPSILON

@@ -6,7 +6,7 @@ sensitivity in opposite directions; one local agent, the same on both sides. Out
 ``selected_index_``; event {selected 0} (fixed in advance: the rarely chosen column, where
 the log-ratio approaches ε). Its exact log-ratio here is ln(σ(−1/2)/σ(−3/2)) = 0.73 at
 ε = 1 (fewer rows than the limit case so that the twin's event is not too rare to count).
-Mutation twin: the Gumbel noise at a third of its scale (a 3ε selection charged as ε).
+Mutation twin: the selection's rate tripled (a 3ε selection charged as ε).
 
 *Local agent* (randomized response). d = 1, one curator row, one agent at +1 on D and −1
 on D'. Output: ``estimate_`` (a function of the agent's one report; exact log-ratio ε).
@@ -65,10 +65,9 @@ def test_curator_row_respects_epsilon(runs):
     assert 0.3 < _curator_audit(runs) <= EPS
 
 
-def test_twin_with_a_third_of_the_gumbel_scale_is_caught(monkeypatch):
-    scale = ExponentialMechanism.gumbel_scale
-    monkeypatch.setattr(ExponentialMechanism, "gumbel_scale",
-                        property(lambda self: scale.fget(self) / 3))
+def test_twin_with_three_times_the_selection_rate_is_caught(monkeypatch):
+    rate = ExponentialMechanism._scaled_epsilon
+    monkeypatch.setattr(ExponentialMechanism, "_scaled_epsilon", lambda self: 3 * rate(self))
     assert _curator_audit(3000) > EPS
 
 

@@ -37,9 +37,10 @@ def test_noise_spy_and_events():
     sel, rr = est.privacy_events_
     assert (sel.mechanism, sel.population, sel.epsilon) == ("exponential", "central", 0.5)
     assert (rr.population, rr.epsilon) == ("local", 0.5)
-    gumbel = [d for d in draws if d.kind == "gumbel"]
-    assert len(gumbel) == 1 and gumbel[0].count == 10
-    assert gumbel[0].scale == pytest.approx(2 * 2 / 0.5)  # Gumbel scale 2Δ/ε, Δ = 2
+    select = [d for d in draws if d.kind == "exact_exponential"]
+    assert len(select) == 1 and select[0].count == 10
+    # Integer sums, Δ = 2: rate γ = ε/(2Δ) on the integers, 1/γ = 8 exactly.
+    assert select[0].scale == 2 * 2 / 0.5
     flips = [d for d in draws if d.tag == "randomized_response"]
     assert sum(d.count for d in flips) == 2000  # one report per local agent
 

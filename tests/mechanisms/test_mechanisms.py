@@ -214,8 +214,8 @@ def test_record_noise_per_mechanism():
         ("laplace", 4.0, 12, "laplace"),
         ("laplace", 4.0, 1, "laplace"),
         ("discrete_gaussian", gauss.lattice(12)[0] * gauss.lattice(12)[1], 12, "gaussian"),
-        ("gumbel", 4.0, 4, "exponential"),
-        ("laplace", 2.0, 4, "report_noisy_max"),
+        ("exact_exponential", 4.0, 4, "exponential"),
+        ("discrete_laplace", 2.0, 4, "report_noisy_max"),
         ("bernoulli", 1.0 - rr.keep_probability, 6, "randomized_response"),
         ("discrete_gaussian", grr.sigma, 5, "gaussian_randomized_response"),
     ]

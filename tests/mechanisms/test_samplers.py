@@ -9,6 +9,7 @@ standard deviation is expected, and exp(εu/Δ) in place of exp(εu/(2Δ)).
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from skhybrid.mechanisms import (
     report_noisy_max,
     report_noisy_min,
 )
+from skhybrid.mechanisms import _exact_selection
 
 ALPHA = 1e-6
 Z = stats.norm.isf(ALPHA / 2)  # two-sided z threshold at α = 1e-6 (≈ 4.89)
@@ -191,8 +193,16 @@ def test_report_noisy_max_matches_direct_simulation_and_shift_invariance():
     rng = _rng(10)
     api = [report_noisy_max(SCORES, sensitivity=sensitivity, epsilon=epsilon, rng=rng)
            for _ in range(n)]
-    # The same seed, drawn by hand with rng.laplace: identical selections.
-    direct = np.argmax(SCORES + _rng(10).laplace(0.0, b, (n, SCORES.size)), axis=1)
+    # The same seed, drawn by hand: exact discrete Laplace noise on the lattice scores,
+    # first index on ties -- identical selections.
+    mech = ReportNoisyMax(epsilon, sensitivity)
+    g, S, t = mech.lattice()
+    assert g <= sensitivity * 2.0**-20 and S == math.floor(sensitivity / g) + 1
+    assert t == math.ceil(2 * S / Fraction(epsilon)) and t * g >= b  # never below 2Δ/ε
+    rng = _rng(10)
+    k = np.rint(SCORES / g).astype(np.int64)
+    direct = [int(np.argmax(k - k.max() + _exact_selection.discrete_laplace(rng, t, (SCORES.size,))))
+              for _ in range(n)]
     assert np.array_equal(api, direct)
     # Adding a constant to every score changes nothing, draw for draw.
     rng = _rng(10)

@@ -214,7 +214,7 @@ def test_noise_spy_matches_the_single_charged_event(candidates, eps):
     assert (event.mechanism, event.kind, event.epsilon, event.delta) == ("exponential", "pure", eps, 0)
     assert event.rho == pytest.approx(eps**2 / 8)
     assert event.params["gumbel_scale"] == pytest.approx(2.0 / eps)
-    assert {(d.kind, d.tag) for d in draws} == {("gumbel", "ppm-exponential")}
+    assert {(d.kind, d.tag) for d in draws} == {("exact_exponential", "ppm-exponential")}
     assert all(d.scale == pytest.approx(2.0 / eps) for d in draws)
     assert sum(d.count for d in draws) == clf.n_candidates_
     assert acc.spent("central") == (eps, 0.0)

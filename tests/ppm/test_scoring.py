@@ -162,10 +162,10 @@ def test_noise_goes_through_noise_module():
     with record_noise() as draws:
         rng = np.random.default_rng(0)
         streamed_exponential_mechanism([np.zeros(4), np.zeros(6)], 0.5, 2.0, rng)
-    assert [(d.kind, d.scale, d.count, d.tag) for d in draws] == [
-        ("gumbel", 8.0, 4, "ppm-exponential"),
-        ("gumbel", 8.0, 6, "ppm-exponential"),
-    ]
+    # One exact draw over all ten candidates, scale 1/γ = 2Δ/ε up to the lattice rounding.
+    assert [(d.kind, d.count, d.tag) for d in draws] == [
+        ("exact_exponential", 10, "ppm-exponential")]
+    assert 8.0 <= draws[0].scale <= 8.0 * (1 + 2**-19)
 
 
 def test_streamed_matches_naive_exponential_mechanism_in_distribution():
@@ -239,3 +239,39 @@ def test_chunked_runs_are_exact(monkeypatch):
         [count_errors_blocked(C, w, n0, b) for b in intersections_exact(len(W), 3, block_size=333)]
     )
     np.testing.assert_array_equal(ref, small)
+
+
+def test_streamed_exact_law_with_ties_across_blocks_and_exclusions():
+    # Integer scores (integer=True: γ = ε/2 exactly, no rounding); equal scores spread over
+    # blocks must be equally likely (the per-level reservoir), -inf never chosen.
+    scores = np.array([0.0, -1.0, -np.inf, -1.0, 0.0, -7.0, -1.0, -2.0, 0.0, -30.0])
+    parts = [scores[:3], scores[3:4], np.array([]), scores[4:8], scores[8:]]
+    eps, n = 2.0, 6_000
+    w = np.where(np.isfinite(scores), np.exp(eps / 2 * np.nan_to_num(scores, neginf=0)), 0)
+    w[~np.isfinite(scores)] = 0.0
+    p = w / w.sum()
+    rng = np.random.default_rng(4)
+    got = np.array([streamed_exponential_mechanism(parts, eps, 1.0, rng, integer=True).index
+                    for _ in range(n)])
+    counts = np.bincount(got, minlength=scores.size)
+    assert counts[2] == 0
+    keep = p * n > 5
+    assert stats.chisquare(counts[keep], p[keep] / p[keep].sum() * counts[keep].sum()
+                           ).pvalue > 1e-6
+
+
+def test_streamed_integer_flag_refuses_fractions_and_reports_the_winner():
+    with pytest.raises(ValueError, match="scores must be integers"):
+        streamed_exponential_mechanism([np.array([0.0, 0.5])], 1.0, 1.0,
+                                       np.random.default_rng(0), integer=True)
+    blocks = [(np.array([-3.0, -1.0]), ["a", "b"]), (np.array([-2.0]), ["c"])]
+    sel = streamed_exponential_mechanism(blocks, 50.0, 1.0, np.random.default_rng(0),
+                                         integer=True)
+    assert (sel.index, sel.score, sel.candidate, sel.n_candidates) == (1, -1.0, "b", 3)
+
+
+def test_kept_candidates_do_not_hold_their_blocks():
+    blocks = [(np.array([-1.0, -2.0]), np.arange(8).reshape(4, 2)[:2])]
+    sel = streamed_exponential_mechanism(blocks, 1.0, 1.0, np.random.default_rng(0),
+                                         integer=True)
+    assert sel.candidate.base is None  # a copy, not a view into the block's array

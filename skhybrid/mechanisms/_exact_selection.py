@@ -1,0 +1,362 @@
+"""Exact sampling for the selection mechanisms, on integer lattices, from uniform integers.
+
+The exponential mechanism and report-noisy-max release an index, but the law of that
+index must still be the one charged: with numpy's float Gumbel (or Laplace) noise a
+candidate far enough below the best gets probability exactly 0 on one data set and a
+positive one on a neighbour, which is only (ε, ~1e-28)-DP. Here:
+
+- scores are snapped to a lattice (:func:`score_lattice`): integer scores with an integer
+  sensitivity are used as they are; float scores are rounded to multiples of a dyadic step
+  ``g <= Δ·2^-20``, and the rounding is paid for: a score moves by at most
+  ``S = floor(Δ/g) + 1`` lattice units between neighbours, and the noise is calibrated to
+  ``S`` (so the realised ε never exceeds the charged one);
+- the exponential mechanism is sampled by rejection (:func:`sample_exponential`): a
+  uniform proposal ``i`` is kept with an exact Bernoulli(exp(-γ d_i)) coin, where
+  ``d_i = max_j k_j - k_i`` and ``γ = a / 2^b`` is a dyadic rational rounded *down*
+  (:func:`dyadic_floor`). Each kept proposal has exactly the law P(i) ∝ exp(-γ d_i); the
+  data-dependent maximum only changes the running time;
+- report-noisy-max adds exact discrete Laplace noise to the lattice scores (see
+  :class:`~skhybrid.mechanisms.ReportNoisyMax`).
+
+Every coin is a comparison of uniform integers (Canonne, Kamath & Steinke 2020,
+Algorithm 1), so the sampled law is exact; there is no float in the sampling path.
+"""
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import _noise
+
+__all__ = [
+    "dyadic_floor",
+    "exp_coin",
+    "split_exponent",
+    "sample_exponential",
+    "score_lattice",
+    "snap_scores",
+]
+
+#: Lattice scores stay below 2^61 in magnitude: differences fit int64 with room to spare.
+_MAX_LATTICE = 1 << 61
+#: Significant bits of the rate γ and the largest binary exponent of its denominator.
+_RATE_BITS = 24
+_MAX_EXPONENT = 62
+#: Rates are capped at 2^23 per lattice unit (capping only lowers the realised ε): one
+#: lattice unit below the best then has probability below exp(-8e6).
+_MAX_RATE = Fraction(1 << 23)
+#: Float lattices: at least 2^20 steps per Δ, coarsened (never below 2^10 steps) while
+#: the noise spans more than 2^38 steps, so that γ keeps its bits and the discrete Laplace
+#: scale stays far below 2^62.
+_LATTICE_BITS = 20
+_MIN_LATTICE_BITS = 10
+_MAX_NOISE_STEPS = Fraction(1 << 38)
+#: A geometric count beyond this is never reached (each step continues with
+#: probability e^-1), so a larger integer part of γ·d is represented by it exactly.
+_CAP = 1 << 62
+_MASK32 = (1 << 32) - 1
+
+
+@functools.lru_cache(maxsize=256)  # pure; Frank-Wolfe asks K times for the same lattice
+def score_lattice(sensitivity, epsilon, factor, integer=False):
+    """The lattice step ``g`` and the lattice sensitivity ``S`` of a selection.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Δ, the largest change of a score between neighbours.
+    epsilon : float or Fraction
+        The ε the noise is calibrated for (only used to keep a float lattice small
+        enough for the noise, a function of public parameters).
+    factor : int
+        2 for general scores, 1 for monotone ones.
+    integer : bool, default=False
+        Scores are integers and Δ is an integer: the lattice is the integers (``g = 1``,
+        ``S = Δ``), no rounding.
+
+    Returns
+    -------
+    g : float
+        A power of two (1 for integer scores).
+    S : int
+        ``floor(Δ/g) + 1`` (``Δ`` for integer scores): a lattice score moves by at most
+        ``S`` between neighbours, since ``|round(u/g) - round(u'/g)| <= |u - u'|/g + 1``.
+    """
+    if integer:
+        if sensitivity != int(sensitivity):
+            raise ValueError(
+                "sensitivity must be an integer for integer scores; pass integer=False.")
+        return 1.0, int(sensitivity)
+    _, exponent = math.frexp(sensitivity)  # 2^(exponent-1) <= Δ < 2^exponent
+    bits = _LATTICE_BITS
+    eps = Fraction(epsilon)
+    while True:
+        g = math.ldexp(1.0, exponent - 1 - bits)
+        S = math.floor(Fraction(sensitivity) / Fraction(g)) + 1
+        if bits <= _MIN_LATTICE_BITS or factor * S / eps <= _MAX_NOISE_STEPS:
+            return g, S
+        bits -= 1
+
+
+def snap_scores(scores, g, integer=False):
+    """Lattice scores ``round(u/g)`` as int64 (finite scores only).
+
+    Rounding is monotone, so monotone scores stay monotone. Refuses scores whose lattice
+    value reaches 2^61 in magnitude, without printing any score.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if integer:
+        if np.any(scores != np.round(scores)):
+            raise ValueError("scores must be integers for an integer selection lattice.")
+        k = scores
+    else:
+        k = np.rint(scores / g)
+    if np.any(np.abs(k) >= _MAX_LATTICE):
+        raise ValueError(
+            "scores are too large for exact selection: |score| / step must stay below 2^61 "
+            "(step = sensitivity·2^-20 for float scores); rescale the scores and the "
+            "sensitivity together.")
+    return k.astype(np.int64)
+
+
+@functools.lru_cache(maxsize=256)
+def dyadic_floor(x):
+    """``(a, b)`` with ``a / 2^b <= x`` the largest such dyadic with ``a < 2^24``, ``b <= 62``.
+
+    ``x`` is a non-negative rational (a :class:`fractions.Fraction`), capped at 2^23.
+    Rounding down only lowers the realised ε.
+    """
+    x = min(Fraction(x), _MAX_RATE)
+    if x <= 0:
+        return 0, 0
+    b = _RATE_BITS - 1 - (x.numerator.bit_length() - x.denominator.bit_length())
+    b = max(0, min(_MAX_EXPONENT, b))
+    a = math.floor(x * (1 << b))
+    while a >= 1 << _RATE_BITS:  # the bit-length estimate is off by one either way
+        b -= 1
+        a = math.floor(x * (1 << b))
+    while a < 1 << (_RATE_BITS - 1) and b < _MAX_EXPONENT:
+        b += 1
+        a = math.floor(x * (1 << b))
+    return a, b
+
+
+#: Bernoulli(exp(-1)) from one uniform integer U below 20!: in CKS 2020, Algorithm 1 with
+#: gamma = 1, the stopping index K (first k with A_k ~ Bernoulli(1/k) equal to 0) has
+#: P(K > k) = 1/k!, and {K > k} = {U < 20!/k!} has exactly that probability for k <= 20
+#: (the events are nested). The coin is 1 iff K is odd. U = 0 (K > 20, probability 1/20!)
+#: continues the algorithm from k = 21 with fresh draws.
+_FACT20 = math.factorial(20)
+_ASCENDING = np.array([_FACT20 // math.factorial(k) for k in range(20, 0, -1)], dtype=np.int64)
+
+
+def _bernoulli_exp_minus_one(rng, size):
+    """``size`` exact Bernoulli(exp(-1)) coins, one uniform integer each (see above)."""
+    u = rng.integers(0, _FACT20, size)
+    k = 1 + _ASCENDING.size - np.searchsorted(_ASCENDING, u, side="right")  # K, capped
+    tail = np.flatnonzero(u == 0)  # K > 20: continue with A_k ~ Bernoulli(1/k), k >= 21
+    j = 21
+    while tail.size:
+        k[tail] = j
+        tail = tail[rng.integers(0, j, tail.size) == 0]  # A_j = 1 w.p. 1/j: go on
+        j += 1
+    return (k % 2) == 1
+
+
+def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
+    """Exact discrete Laplace, P(x) ∝ exp(-|x|/t) for an integer ``t >= 1``.
+
+    The law and the algorithm of :func:`skhybrid.mechanisms._noise.discrete_laplace`
+    (Canonne, Kamath & Steinke 2020, Algorithm 2 with s = 1: U uniform below t kept with
+    probability exp(-U/t), V a run of Bernoulli(exp(-1)) successes, X = U + tV, a uniform
+    sign rejecting -0), with fewer numpy calls, as report-noisy-max draws it once per
+    step of a long loop: proposals are drawn in excess (about 1.6 per output, so one pass
+    usually suffices; the first outputs kept are i.i.d. whatever the excess), and each
+    exp(-1) coin is one uniform integer (:func:`_bernoulli_exp_minus_one`). Recorded by
+    the spy as ``"discrete_laplace"`` with scale ``t * unit``.
+
+    Returns an int64 array of shape ``size``.
+    """
+    t = int(t)
+    if t < 1:
+        raise ValueError(f"discrete_laplace needs an integer scale t >= 1; got {t}.")
+    n = int(np.prod(size))
+    _noise._record("discrete_laplace", float(t) * unit, size, tag)
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    t64 = np.int64(t)
+    while filled < n:
+        need = n - filled
+        u = rng.integers(0, t, need + need // 2 + 16)
+        u = u[_noise._bernoulli_exp_unit(rng, u, t64)]  # kept w.p. exp(-u/t)
+        x = u + t64 * _run_lengths(rng, u.size)
+        negative = rng.integers(0, 2, u.size).astype(bool)
+        x = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
+        out[filled:filled + x.size] = x
+        filled += x.size
+    return out.reshape(size)
+
+
+#: Bernoulli(exp(-1)) coins drawn per entry in the first round of the run-length
+#: samplers (most runs end there) and in the later ones; the coins after an entry's first
+#: failure are discarded (they are independent of the rest).
+_COINS_PER_ROUND = (1, 4)
+
+
+def _leading_successes(rng, size, coins):
+    """Number of leading successes (0 to ``coins``) among ``coins`` Bernoulli(exp(-1)) each."""
+    flips = _bernoulli_exp_minus_one(rng, size * coins)
+    if coins == 1:
+        return flips.astype(np.int64)
+    return np.cumprod(flips.reshape(size, coins), axis=1).sum(axis=1)
+
+
+def _run_lengths(rng, size):
+    """V with P(V >= j) = e^-j: Bernoulli(exp(-1)) successes before the first failure."""
+    v = np.zeros(size, dtype=np.int64)
+    running = np.arange(size)
+    coins = _COINS_PER_ROUND[0]
+    while running.size:
+        lead = _leading_successes(rng, running.size, coins)
+        v[running] += lead
+        running = running[lead == coins]
+        coins = _COINS_PER_ROUND[1]
+    return v
+
+
+def _geometric_at_least(rng, q):
+    """Bernoulli(exp(-q)) for int64 ``q >= 0``: q successive Bernoulli(exp(-1)) successes.
+
+    The run stops at the first failure, so a huge ``q`` costs a few rounds (each entry
+    continues with probability e^-1 per coin).
+    """
+    out = np.ones(q.shape, dtype=bool)
+    pending = np.flatnonzero(q > 0)
+    left = q[pending]
+    coins = _COINS_PER_ROUND[0]
+    while pending.size:
+        lead = _leading_successes(rng, pending.size, coins)
+        out[pending[lead < np.minimum(left, coins)]] = False
+        left = left - lead
+        still = (lead == coins) & (left > 0)
+        pending, left = pending[still], left[still]
+        coins = _COINS_PER_ROUND[1]
+    return out
+
+
+def _dyadic_exp_unit(rng, r, b):
+    """Bernoulli(exp(-r/2^b)) for int64 ``0 <= r < 2^b`` (CKS 2020, Algorithm 1).
+
+    A_k ~ Bernoulli(r/(2^b k)) until one is 0; 1 iff the stopping k is odd. Bernoulli(
+    r/(2^b k)) is (V = 0) and (U < r) with V uniform below k and U uniform below 2^b, so
+    no product of integers is formed (2^b may be 2^62).
+    """
+    out = np.zeros(r.shape, dtype=bool)
+    active = np.arange(r.size)
+    k = 1
+    while active.size:
+        go = rng.integers(0, 1 << b, active.size) < r[active]
+        if k > 1:
+            go &= rng.integers(0, k, active.size) == 0
+        out[active[~go]] = (k % 2) == 1
+        active = active[go]
+        k += 1
+    return out
+
+
+def split_exponent(d, a, b):
+    """``(q, r)`` with ``a·d/2^b = q + r/2^b``, ``0 <= r < 2^b``, for an int64 array
+    ``0 <= d < 2^63``, ``0 <= a < 2^24``, ``0 <= b <= 62``, without overflow: ``a·d`` is
+    formed in two 32-bit limbs. A ``q`` of 2^62 or more is returned as 2^62
+    (see :func:`exp_coin`).
+    """
+    d = np.asarray(d, dtype=np.int64)
+    a = np.int64(a)
+    p_hi = a * (d >> 32)  # < 2^55
+    p_lo = a * (d & _MASK32)  # < 2^56
+    T = p_hi + (p_lo >> 32)  # a·d = T·2^32 + L
+    L = p_lo & _MASK32
+    if b >= 32:
+        c = b - 32
+        q = np.minimum(T >> c, _CAP)
+        r = ((T & ((1 << c) - 1)) << 32) | L
+    else:
+        big = T >= (1 << (30 + b))
+        q = np.where(big, _CAP, (np.where(big, 0, T) << (32 - b)) + (L >> b))
+        q = np.minimum(q, _CAP)
+        r = L & ((1 << b) - 1)
+    return q, r
+
+
+def exp_coin(rng, d, a, b):
+    """Exact Bernoulli(exp(-a·d/2^b)) coins for an int64 array ``0 <= d < 2^63``.
+
+    ``a < 2^24`` and ``0 <= b <= 62`` (from :func:`dyadic_floor`). The exponent is split
+    exactly into an integer part q and a remainder r/2^b with two 32-bit limbs (no int64
+    overflow): the coin is a run of q Bernoulli(exp(-1)) successes and one
+    Bernoulli(exp(-r/2^b)). An integer part beyond 2^62 is replaced by 2^62, which does
+    not change any outcome: the run of successes ends long before (each continues with
+    probability e^-1; 2^62 successes never happen).
+    """
+    d = np.asarray(d, dtype=np.int64)
+    if a == 0:
+        return np.ones(d.shape, dtype=bool)
+    return split_coin(rng, *split_exponent(d, a, b), b)
+
+
+def split_coin(rng, q, r, b):
+    """Exact Bernoulli(exp(-(q + r/2^b))) coins from :func:`split_exponent`'s output."""
+    out = _geometric_at_least(rng, q)
+    live = np.flatnonzero(out & (r > 0))
+    if live.size:
+        out[live] = _dyadic_exp_unit(rng, r[live], b)
+    return out
+
+
+def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
+    """Positions drawn with P(i) ∝ exp(-γ (max_j k_j - k_i)), γ = a/2^b, exactly.
+
+    Rejection sampling: uniform proposals (exact uniform integers), each kept with an
+    exact Bernoulli(exp(-γ d_i)) coin (:func:`exp_coin`). Kept proposals are i.i.d. with
+    the target law, whichever batch they come from, so batches only trade memory for
+    fewer numpy calls. Expected proposals per sample: ``m / Σ_i exp(-γ d_i) <= m``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    k : ndarray of int64, shape (m,)
+        Lattice scores (:func:`snap_scores`), all candidates eligible.
+    a, b : int
+        The rate γ = a/2^b (:func:`dyadic_floor`).
+    n : int or None
+        Number of independent samples; ``None`` for one (returned as an int).
+    scale, tag :
+        Recorded by the noise spy (:func:`~skhybrid.mechanisms._noise.record_noise`) as
+        one ``"exact_exponential"`` draw over the m candidates; ``scale`` is the caller's
+        ``1/γ`` in score units (2Δ/ε up to the lattice rounding).
+
+    Returns
+    -------
+    int or ndarray of int64
+    """
+    k = np.asarray(k, dtype=np.int64)
+    m = k.size
+    _noise._record("exact_exponential", scale, (m,) if n is None else (int(n), m), tag)
+    want = 1 if n is None else int(n)
+    q, r = split_exponent(k.max() - k, a, b)  # once per candidate, not per proposal
+    got, need = [], want
+    batch = min(1 << 16, max(64, 2 * want))
+    while need > 0:
+        proposals = rng.integers(0, m, batch) if m > 1 else np.zeros(batch, dtype=np.int64)
+        if a == 0:
+            kept = proposals[:need]
+        else:
+            kept = proposals[split_coin(rng, q[proposals], r[proposals], b)][:need]
+        got.append(kept)
+        need -= kept.size
+        if need > 0:  # grow while the acceptance rate is low (many candidates far below)
+            batch = min(1 << 16 if want == 1 else 1 << 20, 4 * batch)
+    out = np.concatenate(got)
+    return int(out[0]) if n is None else out
