@@ -189,7 +189,7 @@ class ReportNoisyMax(Mechanism):
 
     The scores are snapped to the lattice of :class:`ExponentialMechanism` (step ``g``,
     lattice sensitivity ``S``; integers as they are with ``integer=True``), and each gets
-    independent discrete Laplace noise, P(z) ∝ exp(-|z|/t), with the integer scale
+    independent discrete Laplace noise, ``P(z) ∝ exp(-|z|/t)``, with the integer scale
     ``t = ceil(2S/ε)`` (``ceil(S/ε)`` for monotone scores) in lattice steps
     (:func:`~skhybrid.mechanisms._exact_selection.discrete_laplace`, exact). The first index wins
     ties. Only the index is released; releasing the noisy value costs extra.
