@@ -44,11 +44,6 @@ def _check_scores(scores, excluded=-np.inf):
     return scores
 
 
-def _rate(mechanism):
-    """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
-    return Fraction(mechanism.epsilon) / (1 if mechanism.monotonic else 2)
-
-
 class ExponentialMechanism(Mechanism):
     """Select a candidate with probability ∝ exp(ε·u/(2Δ)) (McSherry & Talwar 2007, Thm 6).
 
@@ -107,6 +102,10 @@ class ExponentialMechanism(Mechanism):
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
 
+    def _scaled_epsilon(self):
+        """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
+        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+
     def lattice(self):
         """The lattice of the scores and the dyadic rate of the draw.
 
@@ -121,7 +120,7 @@ class ExponentialMechanism(Mechanism):
         """
         factor = 1 if self.monotonic else 2
         g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
-        a, b = dyadic_floor(_rate(self) / S)
+        a, b = dyadic_floor(self._scaled_epsilon() / S)
         return g, S, a, b
 
     def _select(self, scores, rng, n=None):
@@ -255,6 +254,10 @@ class ReportNoisyMax(Mechanism):
         return {"scale": self.scale, "sensitivity": self.sensitivity,
                 "monotonic": self.monotonic, "minimize": self.minimize}
 
+    def _scaled_epsilon(self):
+        """ε/2 (ε for monotone scores), exactly."""
+        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+
     def lattice(self):
         """The lattice of the scores and the integer scale of the discrete Laplace noise.
 
@@ -269,7 +272,7 @@ class ReportNoisyMax(Mechanism):
         """
         factor = 1 if self.monotonic else 2
         g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
-        t = math.ceil(S / _rate(self))
+        t = math.ceil(S / self._scaled_epsilon())
         if t > 1 << 50:
             raise ValueError("epsilon is too small for exact report-noisy-max with this "
                              "integer sensitivity; use float scores (integer=False).")
