@@ -44,7 +44,15 @@ def _check_scores(scores, excluded=-np.inf):
     return scores
 
 
-class ExponentialMechanism(Mechanism):
+class _LatticeSelection(Mechanism):
+    """What the two selections share: the rate per unit of sensitivity."""
+
+    def _scaled_epsilon(self):
+        """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
+        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+
+
+class ExponentialMechanism(_LatticeSelection):
     """Select a candidate with probability ∝ exp(ε·u/(2Δ)) (McSherry & Talwar 2007, Thm 6).
 
     Sampled exactly on a lattice. Float scores are rounded to multiples of a dyadic step
@@ -101,10 +109,6 @@ class ExponentialMechanism(Mechanism):
         """
         factor = 1.0 if self.monotonic else 2.0
         return factor * self.sensitivity / self.epsilon
-
-    def _scaled_epsilon(self):
-        """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
-        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
 
     def lattice(self):
         """The lattice of the scores and the dyadic rate of the draw.
@@ -184,7 +188,7 @@ def exponential_mechanism(scores, *, sensitivity, epsilon, rng, monotonic=False)
     return ExponentialMechanism(epsilon, sensitivity, monotonic)(scores, rng)
 
 
-class ReportNoisyMax(Mechanism):
+class ReportNoisyMax(_LatticeSelection):
     """Report the index of the largest noisy score, with exact discrete Laplace noise.
 
     The scores are snapped to the lattice of :class:`ExponentialMechanism` (step ``g``,
@@ -253,10 +257,6 @@ class ReportNoisyMax(Mechanism):
         """
         return {"scale": self.scale, "sensitivity": self.sensitivity,
                 "monotonic": self.monotonic, "minimize": self.minimize}
-
-    def _scaled_epsilon(self):
-        """ε/2 (ε for monotone scores), exactly."""
-        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
 
     def lattice(self):
         """The lattice of the scores and the integer scale of the discrete Laplace noise.
