@@ -98,9 +98,9 @@ def _batch_function(step):
     inner = [step, *step.get_params(deep=True).values()] if hasattr(step, "get_params") \
         else [step]
     for est in inner:
-        if isinstance(est, FunctionTransformer) and not all(
-                f is None or isinstance(f, np.ufunc) for f in (est.func, est.inverse_func)):
-            return est
+        if isinstance(est, FunctionTransformer) and not (
+                est.func is None or isinstance(est.func, np.ufunc)):
+            return est  # (inverse_func runs only in inverse_transform and check_inverse)
     return None
 
 
@@ -179,7 +179,7 @@ def check_private_steps(estimator, prefix):
         for other, step in container.steps:
             batch = None if other == name else _batch_function(step)
             if batch is not None:
-                func = batch.func if not isinstance(batch.func, np.ufunc) else batch.inverse_func
+                func = batch.func
                 raise ValueError(
                     f"The Pipeline step {where + other!r} applies FunctionTransformer(func="
                     f"{getattr(func, '__name__', type(func).__name__)}) to the whole batch of "
