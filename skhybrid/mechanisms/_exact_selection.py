@@ -143,89 +143,6 @@ def dyadic_floor(x):
     return a, b
 
 
-#: Bernoulli(exp(-1)) from one uniform integer U below 20!: in CKS 2020, Algorithm 1 with
-#: gamma = 1, the stopping index K (first k with A_k ~ Bernoulli(1/k) equal to 0) has
-#: P(K > k) = 1/k!, and {K > k} = {U < 20!/k!} has exactly that probability for k <= 20
-#: (the events are nested). The coin is 1 iff K is odd. U = 0 (K > 20, probability 1/20!)
-#: continues the algorithm from k = 21 with fresh draws.
-_FACT20 = math.factorial(20)
-_ASCENDING = np.array([_FACT20 // math.factorial(k) for k in range(20, 0, -1)], dtype=np.int64)
-
-
-def _bernoulli_exp_minus_one(rng, size):
-    """``size`` exact Bernoulli(exp(-1)) coins, one uniform integer each (see above)."""
-    u = rng.integers(0, _FACT20, size)
-    k = 1 + _ASCENDING.size - np.searchsorted(_ASCENDING, u, side="right")  # K, capped
-    tail = np.flatnonzero(u == 0)  # K > 20: continue with A_k ~ Bernoulli(1/k), k >= 21
-    j = 21
-    while tail.size:
-        k[tail] = j
-        tail = tail[rng.integers(0, j, tail.size) == 0]  # A_j = 1 w.p. 1/j: go on
-        j += 1
-    return (k % 2) == 1
-
-
-def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
-    """Exact discrete Laplace, P(x) ∝ exp(-|x|/t) for an integer ``t >= 1``.
-
-    The law and the algorithm of :func:`skhybrid.mechanisms._noise.discrete_laplace`
-    (Canonne, Kamath & Steinke 2020, Algorithm 2 with s = 1: U uniform below t kept with
-    probability exp(-U/t), V a run of Bernoulli(exp(-1)) successes, X = U + tV, a uniform
-    sign rejecting -0), with fewer numpy calls, as report-noisy-max draws it once per
-    step of a long loop: proposals are drawn in excess (about 1.6 per output, so one pass
-    usually suffices; the first outputs kept are i.i.d. whatever the excess), and each
-    exp(-1) coin is one uniform integer (:func:`_bernoulli_exp_minus_one`). Recorded by
-    the spy as ``"discrete_laplace"`` with scale ``t * unit``.
-
-    Returns an int64 array of shape ``size``.
-    """
-    t = int(t)
-    if t < 1:
-        raise ValueError(f"discrete_laplace needs an integer scale t >= 1; got {t}.")
-    n = int(np.prod(size))
-    _noise._record("discrete_laplace", float(t) * unit, size, tag)
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    t64 = np.int64(t)
-    while filled < n:
-        need = n - filled
-        u = rng.integers(0, t, need + need // 2 + 16)
-        u = u[_noise._bernoulli_exp_unit(rng, u, t64)]  # kept w.p. exp(-u/t)
-        x = u + t64 * _run_lengths(rng, u.size)
-        negative = rng.integers(0, 2, u.size).astype(bool)
-        x = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
-        out[filled:filled + x.size] = x
-        filled += x.size
-    return out.reshape(size)
-
-
-#: Bernoulli(exp(-1)) coins drawn per entry in the first round of the run-length
-#: samplers (most runs end there) and in the later ones; the coins after an entry's first
-#: failure are discarded (they are independent of the rest).
-_COINS_PER_ROUND = (1, 4)
-
-
-def _leading_successes(rng, size, coins):
-    """Number of leading successes (0 to ``coins``) among ``coins`` Bernoulli(exp(-1)) each."""
-    flips = _bernoulli_exp_minus_one(rng, size * coins)
-    if coins == 1:
-        return flips.astype(np.int64)
-    return np.cumprod(flips.reshape(size, coins), axis=1).sum(axis=1)
-
-
-def _run_lengths(rng, size):
-    """V with P(V >= j) = e^-j: Bernoulli(exp(-1)) successes before the first failure."""
-    v = np.zeros(size, dtype=np.int64)
-    running = np.arange(size)
-    coins = _COINS_PER_ROUND[0]
-    while running.size:
-        lead = _leading_successes(rng, running.size, coins)
-        v[running] += lead
-        running = running[lead == coins]
-        coins = _COINS_PER_ROUND[1]
-    return v
-
-
 def _geometric_at_least(rng, q):
     """Bernoulli(exp(-q)) for int64 ``q >= 0``: q successive Bernoulli(exp(-1)) successes.
 
@@ -235,14 +152,14 @@ def _geometric_at_least(rng, q):
     out = np.ones(q.shape, dtype=bool)
     pending = np.flatnonzero(q > 0)
     left = q[pending]
-    coins = _COINS_PER_ROUND[0]
+    coins = _noise._COINS_PER_ROUND[0]
     while pending.size:
-        lead = _leading_successes(rng, pending.size, coins)
+        lead = _noise._leading_successes(rng, pending.size, coins)
         out[pending[lead < np.minimum(left, coins)]] = False
         left = left - lead
         still = (lead == coins) & (left > 0)
         pending, left = pending[still], left[still]
-        coins = _COINS_PER_ROUND[1]
+        coins = _noise._COINS_PER_ROUND[1]
     return out
 
 

@@ -11,10 +11,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import _noise
 from .._validation import check_generator
 from ._base import Mechanism, check_epsilon, check_sensitivity
 from ._exact_selection import (
-    discrete_laplace,
     dyadic_floor,
     sample_exponential,
     score_lattice,
@@ -195,7 +195,7 @@ class ReportNoisyMax(_LatticeSelection):
     lattice sensitivity ``S``; integers as they are with ``integer=True``), and each gets
     independent discrete Laplace noise, ``P(z) ∝ exp(-|z|/t)``, with the integer scale
     ``t = ceil(2S/ε)`` (``ceil(S/ε)`` for monotone scores) in lattice steps
-    (:func:`~skhybrid.mechanisms._exact_selection.discrete_laplace`, exact). The first index wins
+    (:func:`~skhybrid.mechanisms._noise.discrete_laplace`, exact). The first index wins
     ties. Only the index is released; releasing the noisy value costs extra.
 
     Privacy (Dwork & Roth 2014, Claim 3.9, on the lattice): fix the other candidates'
@@ -289,7 +289,7 @@ class ReportNoisyMax(_LatticeSelection):
         k = snap_scores(scores[allowed], g, self.integer)
         k = k - k.max()  # in (-2^62, 0]: adding the noise cannot overflow
         size = (allowed.size,) if n is None else (int(n), allowed.size)
-        noisy = k + discrete_laplace(rng, t, size, unit=g, tag=self.name)
+        noisy = k + _noise.discrete_laplace(rng, t, size, unit=g, tag=self.name)
         pos = np.argmax(noisy, axis=-1)  # first index on ties
         return int(allowed[pos]) if n is None else allowed[pos]
 

@@ -307,7 +307,7 @@ def test_worst_case_cost_is_bounded_by_m():
 
 def test_exp_minus_one_coin_law_and_its_tail():
     n = 400_000
-    hits = int(xs._bernoulli_exp_minus_one(np.random.default_rng(5), n).sum())
+    hits = int(_noise._bernoulli_exp_minus_one(np.random.default_rng(5), n).sum())
     assert stats.binomtest(hits, n, math.exp(-1)).pvalue > ALPHA
 
     class _ZeroFirst:  # U = 0 (probability 1/20!): the algorithm continues from k = 21
@@ -320,7 +320,7 @@ def test_exp_minus_one_coin_law_and_its_tail():
                 return np.zeros(size, dtype=np.int64)
             return self.rng.integers(low, high, size)
 
-    out = xs._bernoulli_exp_minus_one(_ZeroFirst(), 50_000)
+    out = _noise._bernoulli_exp_minus_one(_ZeroFirst(), 50_000)
     # Given K > 20: K = 21 w.p. 20/21, so the coin is 1 (K odd) w.p. about 0.95.
     p_odd = sum((1 / math.factorial(k - 1) - 1 / math.factorial(k)) for k in range(21, 60, 2))
     assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(20)).pvalue > ALPHA
@@ -329,7 +329,7 @@ def test_exp_minus_one_coin_law_and_its_tail():
 @pytest.mark.parametrize("t", [1, 3, 1000, 315_870_694])
 def test_selection_discrete_laplace_law(t):
     n = 200_000
-    x = xs.discrete_laplace(np.random.default_rng(t), t, (n,))
+    x = _noise.discrete_laplace(np.random.default_rng(t), t, (n,))
     # Cells: the sign and floor(|x| / t) in 0..5, exact masses from P(x) ∝ exp(-|x|/t).
     r = math.exp(-1 / t)
     norm = (1 - r) / (1 + r)  # P(x) = norm * r^|x|

@@ -27,7 +27,7 @@ from skhybrid.mechanisms import (
     report_noisy_max,
     report_noisy_min,
 )
-from skhybrid.mechanisms import _exact_selection
+from skhybrid.mechanisms import _noise
 
 ALPHA = 1e-6
 Z = stats.norm.isf(ALPHA / 2)  # two-sided z threshold at α = 1e-6 (≈ 4.89)
@@ -201,7 +201,7 @@ def test_report_noisy_max_matches_direct_simulation_and_shift_invariance():
     assert t == math.ceil(2 * S / Fraction(epsilon)) and t * g >= b  # never below 2Δ/ε
     rng = _rng(10)
     k = np.rint(SCORES / g).astype(np.int64)
-    direct = [int(np.argmax(k - k.max() + _exact_selection.discrete_laplace(rng, t, (SCORES.size,))))
+    direct = [int(np.argmax(k - k.max() + _noise.discrete_laplace(rng, t, (SCORES.size,))))
               for _ in range(n)]
     assert np.array_equal(api, direct)
     # Adding a constant to every score changes nothing, draw for draw.
