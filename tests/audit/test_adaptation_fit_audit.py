@@ -25,9 +25,9 @@ test_adaptation_audit.py. The Frank-Wolfe and mirror-descent solvers (K noisy st
 each) are not audited through ``fit`` here; their per-step primitives are audited
 white-box there.
 
-Measured (quick: 2 × 300 fits, a fit costs about 13 ms in the stage-1 solve; each test
-7-11 s under ``time`` on a shared core): δ excess −0.15 for the estimator, +0.57 for the
-twin at σ/10. Slow (2 × 10,000 fits, 5-6 min per test): −0.019 for the estimator (its
+Measured (quick: 2 × 150 fits, a fit costs about 15 ms in the stage-1 solve; each test
+about 5 s): δ excess −0.235 for the estimator, +0.51 for the twin at σ/10 (at 2 × 300
+fits −0.15 and +0.57: the twin's margin barely grows with the runs). Slow (2 × 10,000 fits, 5-6 min per test): −0.019 for the estimator (its
 last grid point ε' = 1.46 claims δ = 0.0102 where the released noise's Gaussian curve,
 μ = 0.61, gives 0.0035: the excess tends to −0.007 from below) and +0.061 for the twin
 at σ/2.
@@ -46,7 +46,7 @@ from skhybrid.mechanisms import GaussianMechanism
 from ._stats import Event, audit_events
 
 EPS, DELTA, N_PRIVATE = 1.0, 0.05, 20
-QUICK = 300  # a fit costs about 13 ms (stage 1 solves the discrepancy problem)
+QUICK = 150  # a fit costs about 15 ms (stage 1 solves the discrepancy problem)
 RUNS = [pytest.param(QUICK, id="quick"), pytest.param(10_000, id="full", marks=pytest.mark.slow)]
 
 

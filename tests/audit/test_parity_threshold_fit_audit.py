@@ -20,9 +20,9 @@ The parity blocks are the private parity learner already audited through ``fit``
 test_parity_fit_audit.py; they are not audited again here.
 
 Measured at ε = 1 (quick runs; a fit costs about 2.5 ms, nearly all validation; the
-module's default tests take 18 s under ``time``, at most 5 s each): local agent ε_lb =
-0.31 (2 × 1,200 fits), twin 2.04; curator tree 0.25 (2 × 2,000 fits), twin 3.06
-(2 × 1,200 fits). Slow runs (2 × 10,000 fits, about 30 s each): local agent 0.51,
+module's default tests take about 12 s, at most 5 s each): local agent ε_lb = 0.46
+(2 × 800 fits), twin 1.60; curator tree 0.25 (2 × 2,000 fits; −0.06 at 2 × 800, too
+few for its smaller log-ratio), twin 2.21 (2 × 800 fits). Slow runs (2 × 10,000 fits, about 30 s each): local agent 0.51,
 curator tree 0.39.
 """
 
@@ -39,7 +39,7 @@ from ._stats import pure_dp_lower_bound
 pytestmark = pytest.mark.filterwarnings("ignore::skhybrid.exceptions.DegenerateModelWarning")
 
 EPS = 1.0
-QUICK = 1200
+QUICK = 800
 TREE_QUICK = 2000  # the tree's event has a smaller log-ratio (ε/2) to show
 RUNS = [pytest.param(QUICK, id="quick"), pytest.param(10_000, id="full", marks=pytest.mark.slow)]
 

@@ -12,12 +12,17 @@ Moving the canary adds one error to every ``<=`` ray and removes one from every
 
 The audit only sees fitted models: its statistic is ``decision_function`` at the
 probe ``x = -100`` (positive iff a ``>=`` ray or the empty hypothesis was chosen). The
-event ``{T > t}`` or ``{T <= t}`` is chosen on the first half of the runs; the
-Clopper–Pearson bound (``_stats.pure_dp_lower_bound``, total α = 1e-3, so a correct
-learner fails with probability at most 1e-3; seeds fixed, hence deterministic) uses
-the other half only. The mutation twin halves the score sensitivity (the exact
-sampler's rate ``ε`` instead of ``ε/2`` per error, so the true loss is ``2ε``) and must be
-caught.
+events are fixed by this analysis before sampling: ``{T > 0}`` and its complement, each
+in both directions. Every run counts towards the Clopper–Pearson bounds
+(``_stats.pure_dp_lower_bound``, total α = 1e-3 split over the two events, so a correct
+learner fails with probability at most 1e-3; seeds fixed, hence deterministic). The
+mutation twin halves the score sensitivity (the exact sampler's rate ``ε`` instead of
+``ε/2`` per error, so the true loss is ``2ε``) and must be caught.
+
+Measured (2 × 2,000 fits per test, about 2 ms a fit): ε_lb = 0.47 for the estimator,
+1.20 for the twin (on D, P[T > 0] = 0.19 against 0.39 on D'; 0.05 against 0.27 for the
+twin). Choosing the event on half of the runs, as before, needed 2 × 3,000 fits for the
+same twin bound.
 """
 
 import numpy as np
@@ -25,7 +30,7 @@ import numpy as np
 from skhybrid.mechanisms import ExponentialMechanism
 from skhybrid.ppm._classifier import PPMHalfspaceClassifier
 
-from ._stats import pure_dp_lower_bound
+from ._stats import ALPHA, pure_dp_lower_bound
 
 EPSILON = 1.0
 PROBE = np.array([[-100.0]])
@@ -49,37 +54,21 @@ def _statistics(data, n_runs, seed):
     return out
 
 
-def _events(T):
-    cuts = np.unique(T)[:-1]
-    return [("gt", t) for t in cuts] + [("le", t) for t in cuts]
-
-
-def _occurs(T, event):
-    kind, t = event
-    return T > t if kind == "gt" else T <= t
-
-
 def _audit(n_runs):
     D, D2 = _neighbours()
     T1, T2 = _statistics(D, n_runs, 1), _statistics(D2, n_runs, 2)
-    half = n_runs // 2
-    select, test = slice(None, half), slice(half, None)
-
-    def bound(event, part):
-        a, b = _occurs(T1[part], event), _occurs(T2[part], event)
-        return pure_dp_lower_bound(a.sum(), a.size, b.sum(), b.size)
-
-    event = max(_events(np.r_[T1[select], T2[select]]), key=lambda e: bound(e, select))
-    return bound(event, test)
+    return max(pure_dp_lower_bound(np.count_nonzero(event(T1)), n_runs,
+                                   np.count_nonzero(event(T2)), n_runs, alpha=ALPHA / 2)
+               for event in (lambda T: T > 0, lambda T: T <= 0))
 
 
 def test_canary_audit_respects_epsilon():
-    eps_lb = _audit(2000)  # measured 0.43 (0.51 at 4000 runs)
+    eps_lb = _audit(2000)
     assert 0.3 < eps_lb <= EPSILON  # the audit has power, and the claim holds
 
 
 def test_mutation_twin_with_halved_sensitivity_is_caught(monkeypatch):
     rate = ExponentialMechanism._scaled_epsilon  # ε/(2Δ) per unit: doubled, as for Δ/2
     monkeypatch.setattr(ExponentialMechanism, "_scaled_epsilon", lambda self: 2 * rate(self))
-    eps_lb = _audit(3000)  # measured 1.19 (true loss 2ε; 1.01 at 2000 runs, 1.35 at 4000)
+    eps_lb = _audit(2000)
     assert eps_lb > EPSILON
