@@ -16,6 +16,7 @@ from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
+from ._exact_subsample import sample_kappa_dense
 from ._kappa_dense import (
     kappa_dense_projection,
     multiplicative_weights_update,
@@ -574,6 +575,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 h = self._fit_base(base, params, Xc, yc, sample_weight=n_c * np.exp(log_mu),
                                    warm=warm)
             else:
+                # Algorithm 1 is not a privacy mechanism (epsilon=np.inf): draws within
+                # n·2^-52 of μ in total variation (float inverse CDF) are all it needs.
                 idx = sample_from_log_weights(log_mu, m1, rng)
                 if distinct_rows:
                     idx = np.unique(idx)
@@ -774,13 +777,17 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         order = _noise.permutation(rng, n_l, tag="agent-rounds")  # data-independent
         log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
         def round_(t, log_w):
-            log_mu, _ = kappa_dense_projection(log_w, kappa)
+            # Exact draws from the κ-dense law (integer weights, uniform integers): the
+            # projection's scaling only starts the sampler's search.
+            _, log_c = kappa_dense_projection(log_w, kappa)
             if sgd:  # Algorithm 4: R single draws from μᵗ, one per noisy SGD step
+                idx = sample_kappa_dense(log_w, kappa, plan["sgd_steps"], rng, log_c=log_c)
                 h = clone(base).set_params(accountant=None)
                 h.classes_, h.n_features_in_ = self.classes_, Xc.shape[1]
-                h._fit_log_mu(Xc, yc, log_mu, plan["sgd_sigma"], rng)
+                h._fit_indices(Xc, yc, idx, plan["sgd_sigma"], rng)
             else:
-                idx = sample_from_log_weights(log_mu, plan["subsample_size"], rng)
+                idx = sample_kappa_dense(log_w, kappa, plan["subsample_size"], rng,
+                                         log_c=log_c)
                 params = self._learner_params(base, True, rng, plan["learner_epsilon"],
                                               plan["learner_delta"])
                 h = self._fit_base(base, params, Xc[idx], yc[idx])

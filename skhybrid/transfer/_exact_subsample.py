@@ -1,0 +1,210 @@
+"""Exact draws from the κ-dense distribution of Subsample-Test-Reweigh's private rounds.
+
+Kohen & Sheffet (KS), *Transfer Learning in DP's Hybrid-Model*, Algorithm 2 draws m₁
+examples per round from μ = Π_κ(w)/(κn) (Eq. (2)), and Claim 4.1 (our replacement,
+:func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`) needs one property of
+the law the draws *realise*: for neighbouring curator datasets, which give weight vectors
+differing in one coordinate i, the two example distributions are within total variation
+η = 1/(κn). For the exact projection this is Bun, Carmosino & Sorrell's stability of Π_κ
+(docs/notes/building_blocks.rst): every other row's mass moves the same way, so the
+distance is the changed row's own mass, at most 1/(κn).
+
+This module realises a law with that property *exactly*, in integers, and samples it from
+uniform integers only:
+
+* **Integer weights.** Every row j gets W_j ∈ {0, 1, …, K} (K = 2^b) with
+  Σ_j W_j = T = ⌈K·κ·n⌉ exactly, and the draw is row j with probability W_j/T: a uniform
+  integer below T located in the cumulative sums (int64, exact). A positive weight gets
+  W_j ≥ 1 (it keeps a positive probability, however small), a capped row W_j = K, and
+  every probability is W_j/T ≤ K/T ≤ 1/(κn).
+* **Monotone in one scalar.** W_j = G_j(C) := min(K, max(1, ⌈fl(M·f_j)·2^(E+e_j)⌉)) for a
+  scale C = M·2^E (M a float in [1, 2), E an integer), where (f_j, e_j) is a fixed
+  function of row j's own log-weight (log w_j ≈ log(f_j·2^(e_j))). Floating-point
+  multiplication is monotone (correct rounding), so every G_j is non-decreasing in C, on
+  the totally ordered grid of such C. Between two adjacent grid scales C < C⁺ the rows
+  take their increments G_j(C⁺) − G_j(C) one unit at a time in index order: a single
+  chain of integer vectors, data-independent, along which every W_j is non-decreasing
+  and the sum grows by one per step, from n_pos (all positive rows at 1) to n_pos·K.
+  The realised W is the vector on the chain whose sum is T; it is unique (two chain
+  vectors with the same sum are equal, by monotonicity), so how the search finds it does
+  not matter.
+* **The bound.** For neighbours, the two realised vectors W, W' lie on the same chain
+  (rows j ≠ i have identical (f_j, e_j)), so one dominates the other on every row j ≠ i,
+  and both sum to T. The example-level distance is then exactly
+  max(W_i, W'_i)/T ≤ K/T ≤ 1/(κn): the BCS bound, with no margin.
+
+The realised law is within about n/T + 2^-50 ≈ 1/(Kκ) in total variation of the
+floating-point μ (the rounding up of tiny weights, then the ulps): it is a κ-dense
+projection of the weights, not μ itself, and the privacy proof needs no more.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..mechanisms import _noise
+from ._kappa_dense import _check_log_weights, kappa_dense_projection
+
+__all__ = ["kappa_dense_integer_weights", "sample_kappa_dense"]
+
+_LN2 = math.log(2.0)
+#: Bits of the scale M ∈ [1, 2) on the grid: adjacent scales differ by 2^-40 relative, fine
+#: enough that the realised law is within ~1e-12 of μ, coarse enough that the search's
+#: first Newton step usually lands in the right cell (three sums of n integers per round).
+_MANT = 40
+#: Largest cap exponent: fl(M·f_j)·2^s < 2^(b+3) stays an exact integer after ceil.
+_MAX_CAP_BITS = 50
+_FRAC = (1 << _MANT) - 1
+_MAX_STEPS = 400
+
+
+def _cap_bits(n):
+    """b with K = 2^b: as fine as the float scale allows, and n·K < 2^62 (int64 sums)."""
+    return min(_MAX_CAP_BITS, 62 - int(n).bit_length())
+
+
+def _split(log_w):
+    """Per-row dyadic form w_j ≈ f_j·2^(e_j), f_j ≈ [1, 2): a function of log w_j alone."""
+    e = np.floor(log_w / _LN2)
+    f = np.exp(log_w - e * _LN2)
+    return f, e.astype(np.int64)
+
+
+def _key_of_log(log_c):
+    """Grid key of (about) the scale exp(log_c): key = E·2^40 + (M − 1)·2^40."""
+    E = math.floor(log_c / _LN2)
+    M = min(max(math.exp(log_c - E * _LN2), 1.0), math.nextafter(2.0, 0.0))
+    return (E << _MANT) + int((M - 1.0) * (1 << _MANT))
+
+
+class _Weights:
+    """G(C) for every row: the integer weights at grid scale ``key``."""
+
+    def __init__(self, log_w, b):
+        self.b, self.K = b, 1 << b
+        self.pos = np.isfinite(log_w)
+        f, e = _split(np.where(self.pos, log_w, 0.0))
+        if not (np.all(f >= 0.5) and np.all(f < 4.0)):  # |log w| < 2^40 keeps f near [1, 2)
+            raise ValueError("log_w is too large in magnitude for the exact sampler.")
+        self.f, self.e = f, e
+
+    def at(self, key):
+        E, M = key >> _MANT, 1.0 + (key & _FRAC) * 2.0**-_MANT
+        # M·f_j lies in [1/2, 8): an exponent below -3 gives a value below 1/2 (weight 1),
+        # one above b a value of at least K (the cap). Clipping the exponent to [-4, b + 1]
+        # keeps those weights and the ldexp in the normal range, where it is exact.
+        s = np.clip(self.e + E, -4, self.b + 1)
+        v = np.clip(np.ceil(np.ldexp(M * self.f, s)), 1.0, float(self.K))
+        return np.where(self.pos, v, 0.0).astype(np.int64)
+
+
+def _refine(w_lo, w_hi, extra):
+    """The chain vector between adjacent scales: ``extra`` unit increments, rows in order."""
+    inc = w_hi - w_lo
+    before = np.cumsum(inc) - inc
+    return w_lo + np.clip(extra - before, 0, inc)
+
+
+def kappa_dense_integer_weights(log_w, kappa, *, log_c=None):
+    """Integer weights W (sum T) whose law W/T is the exact κ-dense draw of STR's rounds.
+
+    See the module docstring for the construction and the proof: W_j ≤ K, ΣW = T =
+    ⌈K·κ·n⌉, W_j ≥ 1 for every positive weight, and for two weight vectors differing in
+    one coordinate i the realised laws are within total variation max(W_i, W'_i)/T ≤
+    1/(κn) at the level of examples (KS Claim 4.1's η; Bun, Carmosino & Sorrell 2020).
+
+    Parameters
+    ----------
+    log_w : array-like of shape (n,)
+        Unprojected log-weights of Algorithm 2 (``-inf`` for a zero weight). Pass these,
+        not the projected log μ: μ's coordinates all move with the scaling c, the weights'
+        do not.
+    kappa : float in (0, 1]
+    log_c : float or None, default=None
+        The projection's log c (:func:`kappa_dense_projection`), only a starting point of
+        the search; ``None`` computes it. The result does not depend on it.
+
+    Returns
+    -------
+    W : ndarray of shape (n,), dtype int64
+    T : int
+        ``W.sum()``, exactly ⌈K·κ·n⌉.
+    K : int
+        The cap 2^b: capped rows get W_j = K.
+    """
+    log_w, _, n_pos = _check_log_weights(log_w, kappa)
+    n = log_w.size
+    b = _cap_bits(n)
+    K = 1 << b
+    T = math.ceil(Fraction(float(kappa)) * K * n)
+    if not (n_pos <= T <= n_pos * K):
+        raise ValueError(
+            f"no exact kappa-dense weights: {n_pos} positive weights of {n} at kappa={kappa!r} "
+            f"(need kappa*n <= {n_pos} and kappa >= 2^-{b})."
+        )
+    if log_c is None:
+        log_c = kappa_dense_projection(log_w, kappa)[1]
+    g = _Weights(log_w, b)
+    key = _key_of_log(log_c + b * _LN2)  # C ≈ K·c: capped weights at K, others K·c·w_j
+    lo = hi = None  # grid keys whose sums are below T / above T
+    widths, move, gap = [], 0, math.inf
+    for _ in range(_MAX_STEPS):
+        w = g.at(key)
+        s = int(w.sum())
+        if s == T:
+            return w, T, K
+        if s < T:
+            lo, w_lo, s_lo = key, w, s
+        else:
+            hi, w_hi = key, w
+        if lo is not None and hi is not None:
+            if hi - lo == 1:
+                return _refine(w_lo, w_hi, T - s_lo), T, K
+            widths.append(hi - lo)
+        # Newton on the sum: dS/dlog C is about the mass of the rows strictly between 1 and
+        # K, and dlog C/dkey = 2^-40/M. Only the speed depends on it, never the result.
+        slope = float(w[(w > 1) & (w < K)].sum())
+        M = 1.0 + (key & _FRAC) * 2.0**-_MANT
+        direction = 1 if s < T else -1
+        jump = (T - s) / slope * M * 2.0**_MANT if slope > 0 else direction * 2.0**60
+        cand = key + (int(max(min(jump, 2.0**60), -(2.0**60))) or direction)
+        if lo is not None and hi is not None:
+            if not lo < cand < hi or (len(widths) > 2 and widths[-1] > widths[-3] // 2):
+                cand = (lo + hi) // 2  # safeguard: Newton left the bracket or is too slow
+        elif move * direction > 0 and abs(T - s) > gap / 2:
+            # No bracket yet, same way as the last move, which did not halve the gap.
+            cand = key + max(cand - key, 2 * move, key=abs)
+        move, key, gap = cand - key, cand, abs(T - s)
+    raise RuntimeError("exact kappa-dense weights: the search did not converge.")
+
+
+def sample_kappa_dense(log_w, kappa, m, rng, *, log_c=None):
+    """Draw ``m`` i.i.d. row indices from STR's κ-dense distribution, exactly.
+
+    The subsampling step of KS Algorithm 2 (m₁ draws from μᵗ) and of Algorithm 4 (one draw
+    per noisy SGD step). Row j is drawn with probability exactly W_j/T
+    (:func:`kappa_dense_integer_weights`): a uniform integer below T (tag
+    ``"str-subsample"``) is located in the int64 cumulative sums of W. No floating-point
+    random variate is involved.
+
+    Parameters
+    ----------
+    log_w : array-like of shape (n,)
+        Unprojected log-weights (see :func:`kappa_dense_integer_weights`).
+    kappa : float in (0, 1]
+    m : int >= 0
+        Number of draws (with replacement).
+    rng : numpy.random.Generator
+    log_c : float or None, default=None
+        Starting point of the weights' search (the projection's log c).
+
+    Returns
+    -------
+    indices : ndarray of shape (m,), dtype intp
+    """
+    if int(m) != m or m < 0:
+        raise ValueError(f"m must be a non-negative integer; got m={m!r}.")
+    W, T, _ = kappa_dense_integer_weights(log_w, kappa, log_c=log_c)
+    u = _noise.integers(rng, T, size=int(m), tag="str-subsample")
+    return np.searchsorted(np.cumsum(W), u, side="right")
