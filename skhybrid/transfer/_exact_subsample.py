@@ -44,7 +44,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..mechanisms import _noise
-from ._kappa_dense import _check_log_weights, kappa_dense_projection
+from ._kappa_dense import _check_log_weights
 
 __all__ = ["kappa_dense_integer_weights", "sample_kappa_dense"]
 
@@ -122,8 +122,9 @@ def kappa_dense_integer_weights(log_w, kappa, *, log_c=None):
         do not.
     kappa : float in (0, 1]
     log_c : float or None, default=None
-        The projection's log c (:func:`kappa_dense_projection`), only a starting point of
-        the search; ``None`` computes it. The result does not depend on it.
+        A guess of the projection's log c (as :func:`kappa_dense_projection` returns it),
+        only a starting point of the search; ``None`` starts from log(κn/Σw). The result
+        does not depend on it.
 
     Returns
     -------
@@ -144,11 +145,13 @@ def kappa_dense_integer_weights(log_w, kappa, *, log_c=None):
             f"(need kappa*n <= {n_pos} and kappa >= 2^-{b})."
         )
     if log_c is None:
-        log_c = kappa_dense_projection(log_w, kappa)[1]
+        # Start as if nothing were capped (c = κn/Σw); Newton below handles the caps.
+        top = float(np.max(log_w))
+        log_c = math.log(kappa * n) - top - math.log(float(np.sum(np.exp(log_w - top))))
     g = _Weights(log_w, b)
     key = _key_of_log(log_c + b * _LN2)  # C ≈ K·c: capped weights at K, others K·c·w_j
     lo = hi = None  # grid keys whose sums are below T / above T
-    widths, move, gap = [], 0, math.inf
+    gaps, move = [math.inf, math.inf], 0
     for _ in range(_MAX_STEPS):
         w = g.at(key)
         s = int(w.sum())
@@ -157,11 +160,11 @@ def kappa_dense_integer_weights(log_w, kappa, *, log_c=None):
         if s < T:
             lo, w_lo, s_lo = key, w, s
         else:
-            hi, w_hi = key, w
+            hi, w_hi, s_hi = key, w, s
         if lo is not None and hi is not None:
             if hi - lo == 1:
                 return _refine(w_lo, w_hi, T - s_lo), T, K
-            widths.append(hi - lo)
+        gaps.append(abs(T - s))
         # Newton on the sum: dS/dlog C is about the mass of the rows strictly between 1 and
         # K, and dlog C/dkey = 2^-40/M. Only the speed depends on it, never the result.
         slope = float(w[(w > 1) & (w < K)].sum())
@@ -170,12 +173,15 @@ def kappa_dense_integer_weights(log_w, kappa, *, log_c=None):
         jump = (T - s) / slope * M * 2.0**_MANT if slope > 0 else direction * 2.0**60
         cand = key + (int(max(min(jump, 2.0**60), -(2.0**60))) or direction)
         if lo is not None and hi is not None:
-            if not lo < cand < hi or (len(widths) > 2 and widths[-1] > widths[-3] // 2):
-                cand = (lo + hi) // 2  # safeguard: Newton left the bracket or is too slow
-        elif move * direction > 0 and abs(T - s) > gap / 2:
+            if gaps[-1] > gaps[-3] / 2:
+                cand = (lo + hi) // 2  # safeguard: the gap did not halve in two steps
+            elif not lo < cand < hi:  # Newton left the bracket: the secant across it
+                cand = lo + int((T - s_lo) / (s_hi - s_lo) * (hi - lo))
+                cand = min(max(cand, lo + 1), hi - 1)
+        elif move * direction > 0 and gaps[-1] > gaps[-2] / 2:
             # No bracket yet, same way as the last move, which did not halve the gap.
             cand = key + max(cand - key, 2 * move, key=abs)
-        move, key, gap = cand - key, cand, abs(T - s)
+        move, key = cand - key, cand
     raise RuntimeError("exact kappa-dense weights: the search did not converge.")
 
 
@@ -197,7 +203,7 @@ def sample_kappa_dense(log_w, kappa, m, rng, *, log_c=None):
         Number of draws (with replacement).
     rng : numpy.random.Generator
     log_c : float or None, default=None
-        Starting point of the weights' search (the projection's log c).
+        Starting point of the weights' search (see :func:`kappa_dense_integer_weights`).
 
     Returns
     -------
@@ -207,4 +213,14 @@ def sample_kappa_dense(log_w, kappa, m, rng, *, log_c=None):
         raise ValueError(f"m must be a non-negative integer; got m={m!r}.")
     W, T, _ = kappa_dense_integer_weights(log_w, kappa, log_c=log_c)
     u = _noise.integers(rng, T, size=int(m), tag="str-subsample")
-    return np.searchsorted(np.cumsum(W), u, side="right")
+    return _locate(np.cumsum(W), u)
+
+
+def _locate(cdf, u):
+    """``searchsorted(cdf, u, side="right")``, the keys looked up in increasing order (each
+    search starts where the last ended: 2 ms instead of 5-10 ms for 48,900 keys in 90,000
+    rows); the result is the same array."""
+    order = np.argsort(u)
+    out = np.empty(u.size, dtype=np.intp)
+    out[order] = np.searchsorted(cdf, u[order], side="right")
+    return out

@@ -207,7 +207,9 @@ def sample_from_log_weights(log_mu, m, rng):
     m = int(m)
     cdf = np.cumsum(np.exp(log_mu - np.max(log_mu)))
     u = _noise.uniform(rng, size=m, tag="str-subsample")
-    idx = np.searchsorted(cdf, u * cdf[-1], side="right")
+    order = np.argsort(u)  # sorted keys: each search starts where the last ended
+    idx = np.empty(m, dtype=np.intp)
+    idx[order] = np.searchsorted(cdf, u[order] * cdf[-1], side="right")
     # u·total can round up to total; never return an index past the last positive entry.
     last = int(np.flatnonzero(np.isfinite(log_mu))[-1])
     return np.minimum(idx, last)

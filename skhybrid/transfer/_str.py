@@ -18,7 +18,6 @@ from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
 from ._exact_subsample import sample_kappa_dense
 from ._kappa_dense import (
-    kappa_dense_projection,
     multiplicative_weights_update,
     sample_from_log_weights,
 )
@@ -777,17 +776,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         order = _noise.permutation(rng, n_l, tag="agent-rounds")  # data-independent
         log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
         def round_(t, log_w):
-            # Exact draws from the κ-dense law (integer weights, uniform integers): the
-            # projection's scaling only starts the sampler's search.
-            _, log_c = kappa_dense_projection(log_w, kappa)
+            # Exact draws from the κ-dense law: integer weights (Π_κ of log_w on an integer
+            # chain, _exact_subsample) and uniform integers.
             if sgd:  # Algorithm 4: R single draws from μᵗ, one per noisy SGD step
-                idx = sample_kappa_dense(log_w, kappa, plan["sgd_steps"], rng, log_c=log_c)
+                idx = sample_kappa_dense(log_w, kappa, plan["sgd_steps"], rng)
                 h = clone(base).set_params(accountant=None)
                 h.classes_, h.n_features_in_ = self.classes_, Xc.shape[1]
                 h._fit_indices(Xc, yc, idx, plan["sgd_sigma"], rng)
             else:
-                idx = sample_kappa_dense(log_w, kappa, plan["subsample_size"], rng,
-                                         log_c=log_c)
+                idx = sample_kappa_dense(log_w, kappa, plan["subsample_size"], rng)
                 params = self._learner_params(base, True, rng, plan["learner_epsilon"],
                                               plan["learner_delta"])
                 h = self._fit_base(base, params, Xc[idx], yc[idx])
