@@ -46,7 +46,7 @@ import numpy as np
 from ..mechanisms import _noise
 from ._kappa_dense import _check_log_weights
 
-__all__ = ["kappa_dense_integer_weights", "sample_kappa_dense"]
+__all__ = ["kappa_dense_integer_weights", "kappa_dense_tv_bound", "sample_kappa_dense"]
 
 _LN2 = math.log(2.0)
 #: Bits of the scale M ∈ [1, 2) on the grid: adjacent scales differ by 2^-40 relative, fine
@@ -57,6 +57,30 @@ _MANT = 40
 _MAX_CAP_BITS = 50
 _FRAC = (1 << _MANT) - 1
 _MAX_STEPS = 400
+
+
+def kappa_dense_tv_bound(kappa, n):
+    """η = min(1, 1/(κn)) as the smallest float at least its exact value.
+
+    The realised laws of :func:`sample_kappa_dense` on neighbouring datasets are within
+    total variation 1/(κn) exactly (a rational); the accounting takes η as a float, which
+    ``1.0 / (kappa * n)`` (two roundings) can put up to two units in the last place below
+    it.
+
+    Parameters
+    ----------
+    kappa : float in (0, 1]
+    n : int >= 1
+
+    Returns
+    -------
+    eta : float
+    """
+    exact = 1 / (Fraction(float(kappa)) * int(n))
+    if exact >= 1:
+        return 1.0
+    eta = float(exact)  # correctly rounded: at most one step below
+    return math.nextafter(eta, math.inf) if Fraction(eta) < exact else eta
 
 
 def _cap_bits(n):

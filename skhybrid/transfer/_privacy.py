@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..accounting import _composition as comp
+from ._exact_subsample import kappa_dense_tv_bound
 
 __all__ = [
     "ks_claim41_amplification",
@@ -326,7 +327,7 @@ def str_curator_guarantee(
     T, m, n = int(max_iter), int(subsample_size), int(n_curator)
     if T < 1 or m < 1 or n < 1:
         raise ValueError("n_curator, subsample_size and max_iter must be positive integers.")
-    eta = min(1.0, 1.0 / (kappa * n))
+    eta = kappa_dense_tv_bound(kappa, n)  # ≥ 1/(κn), what the exact draws realise
     if accounting == "tight":
         if learner_delta is None:
             # δ̂ is linear in δ_M: find the slope at δ_M = 1/2, then spend δ/2 over T rounds.

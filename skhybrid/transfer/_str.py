@@ -16,7 +16,7 @@ from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
-from ._exact_subsample import sample_kappa_dense
+from ._exact_subsample import kappa_dense_tv_bound, sample_kappa_dense
 from ._kappa_dense import (
     multiplicative_weights_update,
     sample_from_log_weights,
@@ -712,7 +712,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         rr = GaussianRandomizedResponse(eps, dlt)
         T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
         R = int(base.n_steps)
-        eta = min(1.0, 1.0 / (kappa * n_c))
+        eta = kappa_dense_tv_bound(kappa, n_c)
         L = float(base.lipschitz)
         if self.accounting == "paper":
             n_min = str_curator_size_algorithm4(R, T, eps, kappa)
