@@ -1,41 +1,41 @@
 """Exact draws from the κ-dense distribution of Subsample-Test-Reweigh's private rounds.
 
 Kohen & Sheffet (KS), *Transfer Learning in DP's Hybrid-Model*, Algorithm 2 draws m₁
-examples per round from μ = Π_κ(w)/(κn) (Eq. (2)), and Claim 4.1 (our replacement,
+examples per round from μ = Π_κ(w)/(κn) (Eq. (2)), Algorithm 4 one per noisy SGD step.
+Claim 4.1 (in the library, its replacement
 :func:`~skhybrid.transfer._privacy.coupled_sampling_amplification`) needs one property of
-the law the draws *realise*: for neighbouring curator datasets, which give weight vectors
-differing in one coordinate i, the two example distributions are within total variation
+the law the draws *realise*: for neighbouring curator datasets, whose weight vectors
+differ in one coordinate i, the two example distributions are within total variation
 η = 1/(κn). For the exact projection this is Bun, Carmosino & Sorrell's stability of Π_κ
-(docs/notes/building_blocks.rst): every other row's mass moves the same way, so the
-distance is the changed row's own mass, at most 1/(κn).
+(:ref:`notes_kappa_dense`): every other row's mass moves the same way, so the distance is
+the changed row's own mass, at most 1/(κn).
 
 This module realises a law with that property *exactly*, in integers, and samples it from
 uniform integers only:
 
-* **Integer weights.** Every row j gets W_j ∈ {0, 1, …, K} (K = 2^b) with
-  Σ_j W_j = T = ⌈K·κ·n⌉ exactly, and the draw is row j with probability W_j/T: a uniform
-  integer below T located in the cumulative sums (int64, exact). A positive weight gets
-  W_j ≥ 1 (it keeps a positive probability, however small), a capped row W_j = K, and
-  every probability is W_j/T ≤ K/T ≤ 1/(κn).
-* **Monotone in one scalar.** W_j = G_j(C) := min(K, max(1, ⌈fl(M·f_j)·2^(E+e_j)⌉)) for a
-  scale C = M·2^E (M a float in [1, 2), E an integer), where (f_j, e_j) is a fixed
-  function of row j's own log-weight (log w_j ≈ log(f_j·2^(e_j))). Floating-point
-  multiplication is monotone (correct rounding), so every G_j is non-decreasing in C, on
-  the totally ordered grid of such C. Between two adjacent grid scales C < C⁺ the rows
-  take their increments G_j(C⁺) − G_j(C) one unit at a time in index order: a single
-  chain of integer vectors, data-independent, along which every W_j is non-decreasing
-  and the sum grows by one per step, from n_pos (all positive rows at 1) to n_pos·K.
-  The realised W is the vector on the chain whose sum is T; it is unique (two chain
-  vectors with the same sum are equal, by monotonicity), so how the search finds it does
-  not matter.
-* **The bound.** For neighbours, the two realised vectors W, W' lie on the same chain
-  (rows j ≠ i have identical (f_j, e_j)), so one dominates the other on every row j ≠ i,
-  and both sum to T. The example-level distance is then exactly
-  max(W_i, W'_i)/T ≤ K/T ≤ 1/(κn): the BCS bound, with no margin.
+* **Integer weights.** Row j gets W_j ∈ {0, 1, …, K} (K = 2^b) with Σ_j W_j = T = ⌈Kκn⌉
+  exactly, and is drawn with probability W_j/T: a uniform integer below T located in the
+  int64 cumulative sums. A positive weight gets W_j ≥ 1 (a positive probability, however
+  small the weight), a capped row W_j = K, and every probability is W_j/T ≤ K/T ≤ 1/(κn).
+* **Monotone in one scale.** W_j = G_j(C) := min(K, max(1, ⌈fl(M·f_j)·2^(E+e_j)⌉)) for a
+  scale C = M·2^E on a fixed grid (M = 1 + k·2^-40, E an integer), where (f_j, e_j),
+  log w_j ≈ log(f_j·2^(e_j)), is computed from row j's own log-weight. Floating-point
+  multiplication rounds monotonically, so every G_j is non-decreasing along the grid.
+  Between adjacent grid scales C < C⁺ the rows take their increments G_j(C⁺) − G_j(C)
+  one unit at a time, in row order. This is one chain of integer vectors, fixed in
+  advance, along which every W_j is non-decreasing and the sum grows by one per step from
+  n_pos (every positive row at 1) to n_pos·K. The realised W is the vector of the chain
+  whose sum is T. It is unique (two vectors of the chain with the same sum are equal, by
+  monotonicity), so the search that finds it does not change it.
+* **The bound.** For neighbours (replace-one: row j ≠ i has the same weight and the same
+  position), the two realised vectors lie on the same chain, so one dominates the other
+  on every row j ≠ i, and both sum to T. The example-level distance is then exactly
+  max(W_i, W'_i)/T ≤ K/T ≤ 1/(κn): the BCS bound, with no margin. The accounting takes
+  η as the float :func:`kappa_dense_tv_bound`, never below 1/(κn).
 
-The realised law is within about n/T + 2^-50 ≈ 1/(Kκ) in total variation of the
-floating-point μ (the rounding up of tiny weights, then the ulps): it is a κ-dense
-projection of the weights, not μ itself, and the privacy proof needs no more.
+The realised law is within about n/T + 2^-40 ≈ 1/(Kκ) + 2^-40 in total variation of the
+floating-point μ (tiny weights rounded up, the grid's step): a κ-dense law of the same
+weights, which is all the privacy proof asks of it.
 """
 
 import math

@@ -272,12 +272,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     *Privacy, curator.* Round t's weights depend on the curator rows only through the
     losses of h¹…h^{t−1}, so neighbouring datasets give weight vectors that differ in one
     coordinate; after Π_κ the example distributions are within η = 1/(κn) in total
-    variation (:ref:`notes_kappa_dense`). Running an (ε_M, δ_M)-DP learner on m₁ draws is
-    then (ε̂, δ̂)-DP per round, and T = ``max_iter`` rounds compose adaptively; the tests,
-    the MW update and the stopping rule are post-processing. The whole composed guarantee
-    is charged as a single ``"approx"`` event, with the per-round values in its
-    ``params``: the accountant could not re-derive the amplification from per-round
-    events, and one event makes ``privacy_spent_`` exactly the certified value.
+    variation (:ref:`notes_kappa_dense`). The draws realise this exactly: integer κ-dense
+    weights summing to ⌈Kκn⌉, each row at most K, and uniform integers
+    (:mod:`skhybrid.transfer._exact_subsample`, :ref:`guarantee`). Running an
+    (ε_M, δ_M)-DP learner on m₁ draws is then (ε̂, δ̂)-DP per round, and T = ``max_iter``
+    rounds compose adaptively; the tests, the MW update and the stopping rule are
+    post-processing. The whole composed guarantee is charged as a single ``"approx"``
+    event, with the per-round values in its ``params``: the accountant could not
+    re-derive the amplification from per-round events, and one event makes
+    ``privacy_spent_`` exactly the certified value.
 
     *The learner's δ.* KS Algorithm 2 passes δ/(ε√(2T)) to the learner while the proof of
     Thm 4.2 uses κδ/(8eT). We instead derive δ_M from the accounting: ``"paper"`` takes
