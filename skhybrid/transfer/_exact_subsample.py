@@ -53,7 +53,8 @@ _LN2 = math.log(2.0)
 #: enough that the realised law is within ~1e-12 of μ, coarse enough that the search's
 #: first Newton step usually lands in the right cell (three sums of n integers per round).
 _MANT = 40
-#: Largest cap exponent: fl(M·f_j)·2^s < 2^(b+3) stays an exact integer after ceil.
+#: Largest cap exponent: below K = 2^b ≤ 2^50 every scaled value is a float whose ceil is
+#: exact (and int64 sums of n weights stay below 2^62, see _cap_bits).
 _MAX_CAP_BITS = 50
 _FRAC = (1 << _MANT) - 1
 _MAX_STEPS = 400
