@@ -33,9 +33,9 @@ What stays floating point, and why it is not the low-bits attack surface:
   estimator releases a model computed from many noisy steps. Where an estimator releases a
   real vector directly (the Laplace and Gaussian mechanisms, Gaussian randomized
   response), it goes through the exact lattice samplers.
-- :func:`uniform` for STR's subsample draws (an inverse-CDF search over float cumulative
-  weights): within about n·2^-52 of the intended law per draw, in total variation, for n
-  weights (docs/guarantee.rst says what that means for δ).
+- :func:`uniform` only for the subsample draws of STR's non-private Algorithm 1
+  (``epsilon=np.inf``); its private rounds draw uniform integers against exact integer
+  κ-dense weights (:mod:`skhybrid.transfer._exact_subsample`, docs/guarantee.rst).
 
 Coins
 -----

@@ -181,10 +181,11 @@ def multiplicative_weights_update(log_w, correct, alpha):
 def sample_from_log_weights(log_mu, m, rng):
     """Draw ``m`` i.i.d. indices (with replacement) from the distribution ``exp(log_mu)``.
 
-    This is the subsampling step of KS Algorithm 2 (m₁ draws from μᵗ). The draw is part
-    of the private mechanism (its privacy comes from Claim 4.1 / coupled sampling), so the
-    uniforms come from :func:`skhybrid.mechanisms._noise.uniform` with tag
-    ``"str-subsample"``; indices are found by inverse-CDF search.
+    The subsampling step of the non-private KS Algorithm 1 (``epsilon=np.inf``): float
+    uniforms (:func:`skhybrid.mechanisms._noise.uniform`, tag ``"str-subsample"``) through
+    the float cumulative weights, a law within about n·2^-52 of ``exp(log_mu)`` per draw in
+    total variation. That is all a non-private run needs; the private rounds draw exactly
+    (:func:`skhybrid.transfer._exact_subsample.sample_kappa_dense`).
 
     Parameters
     ----------
@@ -207,7 +208,9 @@ def sample_from_log_weights(log_mu, m, rng):
     m = int(m)
     cdf = np.cumsum(np.exp(log_mu - np.max(log_mu)))
     u = _noise.uniform(rng, size=m, tag="str-subsample")
-    idx = np.searchsorted(cdf, u * cdf[-1], side="right")
+    order = np.argsort(u)  # sorted keys: each search starts where the last ended
+    idx = np.empty(m, dtype=np.intp)
+    idx[order] = np.searchsorted(cdf, u[order] * cdf[-1], side="right")
     # u·total can round up to total; never return an index past the last positive entry.
     last = int(np.flatnonzero(np.isfinite(log_mu))[-1])
     return np.minimum(idx, last)

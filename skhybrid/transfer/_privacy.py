@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..accounting import _composition as comp
+from ._exact_subsample import kappa_dense_tv_bound
 
 __all__ = [
     "ks_claim41_amplification",
@@ -326,7 +327,7 @@ def str_curator_guarantee(
     T, m, n = int(max_iter), int(subsample_size), int(n_curator)
     if T < 1 or m < 1 or n < 1:
         raise ValueError("n_curator, subsample_size and max_iter must be positive integers.")
-    eta = min(1.0, 1.0 / (kappa * n))
+    eta = kappa_dense_tv_bound(kappa, n)  # ≥ 1/(κn), what the exact draws realise
     if accounting == "tight":
         if learner_delta is None:
             # δ̂ is linear in δ_M: find the slope at δ_M = 1/2, then spend δ/2 over T rounds.
@@ -342,12 +343,25 @@ def str_curator_guarantee(
         )
     if accounting == "paper":
         eps_r = 6.0 * learner_epsilon * m * eta  # KS Claim 4.1 with η = 1/(κn)
-        if learner_delta is None:
-            d_m = min(delta / (8.0 * T * m * eta * math.exp(eps_r)), 0.5)
+        if eps_r > 700.0:
+            # e^{ε*} overflows (the planner probes m = n, where ε* = 6/κ): the same
+            # quantities in logs, and basic composition (DRV's term k·ε·(e^ε − 1) is
+            # larger still). Such an ε* is vacuous.
+            log_scale = math.log(4.0 * m * eta) + eps_r  # δ* = δ_M·e^{log_scale}
+            if learner_delta is None:  # δ_M = δ/(8T·m·e^{ε*}/(κn)): δ* = δ/(2T)
+                d_m = math.exp(math.log(delta / (2.0 * T)) - log_scale)
+                delta_r = delta / (2.0 * T)
+            else:
+                d_m = float(learner_delta)
+                delta_r = math.exp(min(math.log(d_m) + log_scale, 0.0)) if d_m > 0 else 0.0
+            eps_tot, delta_tot = T * eps_r, min(T * delta_r, 1.0)
         else:
-            d_m = float(learner_delta)
-        delta_r = min(4.0 * m * math.exp(eps_r) * d_m * eta, 1.0)
-        eps_tot, delta_tot = comp.advanced_composition(eps_r, delta_r, T, delta / 2.0)
+            if learner_delta is None:
+                d_m = min(delta / (8.0 * T * m * eta * math.exp(eps_r)), 0.5)
+            else:
+                d_m = float(learner_delta)
+            delta_r = min(4.0 * m * math.exp(eps_r) * d_m * eta, 1.0)
+            eps_tot, delta_tot = comp.advanced_composition(eps_r, delta_r, T, delta / 2.0)
         feasible = (
             learner_epsilon <= 1.0
             and eps_r <= epsilon / math.sqrt(8.0 * T * math.log(2.0 / delta)) * (1 + 1e-12)

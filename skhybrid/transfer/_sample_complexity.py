@@ -20,6 +20,7 @@ replaces the paper's tCDP analysis by an RDP bound proved for one draw from a κ
 import math
 from dataclasses import dataclass
 
+from ._exact_subsample import kappa_dense_tv_bound
 from ._privacy import str_curator_guarantee
 
 __all__ = [
@@ -639,7 +640,7 @@ def str_curator_size_rdp(epsilon, delta, sgd_iterations, max_iter, kappa, *,
     mu = 2.0 / noise_multiplier
 
     def eps_at(n):
-        return subsampled_gaussian_epsilon(min(1.0, 1.0 / (kappa * n)), mu, steps, delta)
+        return subsampled_gaussian_epsilon(kappa_dense_tv_bound(kappa, n), mu, steps, delta)
 
     lo = max(1, math.ceil(1.0 / kappa))
     if eps_at(lo)[0] <= epsilon:
@@ -655,4 +656,4 @@ def str_curator_size_rdp(epsilon, delta, sgd_iterations, max_iter, kappa, *,
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if eps_at(mid)[0] <= epsilon else (mid, hi)
     eps, order = eps_at(hi)
-    return RDPCuratorSize(hi, min(1.0, 1.0 / (kappa * hi)), eps, order, float(noise_multiplier))
+    return RDPCuratorSize(hi, kappa_dense_tv_bound(kappa, hi), eps, order, float(noise_multiplier))

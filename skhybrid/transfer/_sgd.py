@@ -21,8 +21,6 @@ from ..utils._sklearn_compat import (
     validate_data,
     validate_params,
 )
-from ._kappa_dense import sample_from_log_weights
-
 __all__ = ["NoisySGDClassifier", "clipped_gradients", "noisy_projected_sgd", "sgd_step_epsilon"]
 
 
@@ -84,11 +82,11 @@ def clipped_gradients(theta, Xa, ya, lipschitz, loss="hinge"):
     return (coef * clip_scale(norms, lipschitz))[:, None] * Xa
 
 
-def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rng,
+def noisy_projected_sgd(Xa, ya, indices, *, lipschitz, radius, sigma, rng,
                         loss="hinge", learning_rate="hazan", verbose=0):
     """KS Algorithm 3: R steps of noisy projected SGD on draws from μ; returns h̄.
 
-    For r = 1..R: draw (x_r, y_r) ~ μ, v ~ N(0, σ²I), set
+    For r = 1..R: take the r-th draw (x_r, y_r) ~ μ, v ~ N(0, σ²I), set
     h^{r+1} = Π(h^r − η_r(clip_L(∇L(h^r; x_r, y_r)) + v)) with Π the projection onto the
     ball of radius ``radius`` (diameter D = 2·radius), and return h̄ = (1/R)Σ_{r≤R} h^r
     (h¹ = 0).
@@ -102,10 +100,11 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
     ----------
     Xa : ndarray of shape (n, p)
     ya : ndarray of shape (n,), values in {−1, +1}
-    log_mu : ndarray of shape (n,)
-        Log-probabilities of the sampling distribution μ.
-    n_steps : int
-        R.
+    indices : ndarray of shape (R,), dtype int
+        The R row draws from μ, one per step, drawn by the caller with an exact sampler
+        (uniform integers for :class:`NoisySGDClassifier`,
+        :func:`~skhybrid.transfer._exact_subsample.sample_kappa_dense` for STR's
+        Algorithm 4): the sampling law is what the accounting's η is about.
     lipschitz : float
         Clipping norm L.
     radius : float
@@ -126,14 +125,14 @@ def noisy_projected_sgd(Xa, ya, log_mu, *, n_steps, lipschitz, radius, sigma, rn
 
     Notes
     -----
-    The draws (tag ``"str-subsample"``) and the noise (tag ``"sgd-noise"``, one draw of
-    shape (R, p)) go through :mod:`skhybrid.mechanisms._noise`. The update loop is
+    The noise (tag ``"sgd-noise"``, one draw of shape (R, p)) goes through
+    :mod:`skhybrid.mechanisms._noise`, after the caller's index draws. The update loop is
     inherently sequential (one example per step); gradients are computed by
     :func:`clipped_gradients`' formula on scalars to keep a step at a few µs.
     """
     n, p = Xa.shape
-    R = int(n_steps)
-    idx = sample_from_log_weights(log_mu, R, rng)
+    idx = np.asarray(indices)
+    R = idx.size
     noise = (_noise.gaussian(rng, sigma, size=(R, p), tag="sgd-noise") if sigma > 0
              else np.zeros((R, p)))
     D = 2.0 * radius
@@ -396,14 +395,16 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
             print(f"[NoisySGDClassifier] {self.n_steps} steps, noise multiplier {z:.4g}, "
                   f"privacy spent {self.privacy_spent_['central']}")
         rng = self._make_rng()
-        self._fit_log_mu(X, y, np.full(n, -math.log(n)), z * self.lipschitz, rng)
+        # η = 1/n: each step's row is a uniform integer below n, exactly.
+        idx = _noise.integers(rng, n, size=self.n_steps, tag="sgd-subsample")
+        self._fit_indices(X, y, idx, z * self.lipschitz, rng)
         return self
 
-    def _fit_log_mu(self, X, y, log_mu, sigma, rng):
-        """Run Algorithm 3 on draws from exp(log_mu); no charge (the caller accounts)."""
+    def _fit_indices(self, X, y, indices, sigma, rng):
+        """Run Algorithm 3 on the given row draws; no charge (the caller accounts)."""
         ya = np.where(y == self.classes_[1], 1.0, -1.0)
         Xa = _augment(X, self.fit_intercept, self.intercept_scaling)
-        theta = noisy_projected_sgd(Xa, ya, log_mu, n_steps=self.n_steps,
+        theta = noisy_projected_sgd(Xa, ya, indices,
                                     lipschitz=self.lipschitz, radius=self.radius, sigma=sigma,
                                     rng=rng, loss=self.loss, learning_rate=self.learning_rate,
                                     verbose=self.verbose)

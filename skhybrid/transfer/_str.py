@@ -16,8 +16,8 @@ from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
+from ._exact_subsample import kappa_dense_tv_bound, sample_kappa_dense
 from ._kappa_dense import (
-    kappa_dense_projection,
     multiplicative_weights_update,
     sample_from_log_weights,
 )
@@ -272,12 +272,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     *Privacy, curator.* Round t's weights depend on the curator rows only through the
     losses of h¹…h^{t−1}, so neighbouring datasets give weight vectors that differ in one
     coordinate; after Π_κ the example distributions are within η = 1/(κn) in total
-    variation (:ref:`notes_kappa_dense`). Running an (ε_M, δ_M)-DP learner on m₁ draws is
-    then (ε̂, δ̂)-DP per round, and T = ``max_iter`` rounds compose adaptively; the tests,
-    the MW update and the stopping rule are post-processing. The whole composed guarantee
-    is charged as a single ``"approx"`` event, with the per-round values in its
-    ``params``: the accountant could not re-derive the amplification from per-round
-    events, and one event makes ``privacy_spent_`` exactly the certified value.
+    variation (:ref:`notes_kappa_dense`). The draws realise this exactly: integer κ-dense
+    weights summing to ⌈Kκn⌉, each row at most K, and uniform integers
+    (:mod:`skhybrid.transfer._exact_subsample`, :ref:`guarantee`). Running an
+    (ε_M, δ_M)-DP learner on m₁ draws is then (ε̂, δ̂)-DP per round, and T = ``max_iter``
+    rounds compose adaptively; the tests, the MW update and the stopping rule are
+    post-processing. The whole composed guarantee is charged as a single ``"approx"``
+    event, with the per-round values in its ``params``: the accountant could not
+    re-derive the amplification from per-round events, and one event makes
+    ``privacy_spent_`` exactly the certified value.
 
     *The learner's δ.* KS Algorithm 2 passes δ/(ε√(2T)) to the learner while the proof of
     Thm 4.2 uses κδ/(8eT). We instead derive δ_M from the accounting: ``"paper"`` takes
@@ -574,6 +577,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 h = self._fit_base(base, params, Xc, yc, sample_weight=n_c * np.exp(log_mu),
                                    warm=warm)
             else:
+                # Algorithm 1 is not a privacy mechanism (epsilon=np.inf): draws within
+                # n·2^-52 of μ in total variation (float inverse CDF) are all it needs.
                 idx = sample_from_log_weights(log_mu, m1, rng)
                 if distinct_rows:
                     idx = np.unique(idx)
@@ -710,7 +715,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         rr = GaussianRandomizedResponse(eps, dlt)
         T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
         R = int(base.n_steps)
-        eta = min(1.0, 1.0 / (kappa * n_c))
+        eta = kappa_dense_tv_bound(kappa, n_c)
         L = float(base.lipschitz)
         if self.accounting == "paper":
             n_min = str_curator_size_algorithm4(R, T, eps, kappa)
@@ -774,13 +779,15 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         order = _noise.permutation(rng, n_l, tag="agent-rounds")  # data-independent
         log_w = np.full(n_c, math.log(kappa))  # Algorithm 2: w¹ = κ
         def round_(t, log_w):
-            log_mu, _ = kappa_dense_projection(log_w, kappa)
+            # Exact draws from the κ-dense law: integer weights (Π_κ of log_w on an integer
+            # chain, _exact_subsample) and uniform integers.
             if sgd:  # Algorithm 4: R single draws from μᵗ, one per noisy SGD step
+                idx = sample_kappa_dense(log_w, kappa, plan["sgd_steps"], rng)
                 h = clone(base).set_params(accountant=None)
                 h.classes_, h.n_features_in_ = self.classes_, Xc.shape[1]
-                h._fit_log_mu(Xc, yc, log_mu, plan["sgd_sigma"], rng)
+                h._fit_indices(Xc, yc, idx, plan["sgd_sigma"], rng)
             else:
-                idx = sample_from_log_weights(log_mu, plan["subsample_size"], rng)
+                idx = sample_kappa_dense(log_w, kappa, plan["subsample_size"], rng)
                 params = self._learner_params(base, True, rng, plan["learner_epsilon"],
                                               plan["learner_delta"])
                 h = self._fit_base(base, params, Xc[idx], yc[idx])

@@ -44,10 +44,9 @@ def test_two_steps_match_a_hand_computation():
     Xa = np.array([[2.0, 1.0]])
     ya = np.array([1.0])
     L, sigma, radius = 1.0, 0.5, 0.3
-    out = noisy_projected_sgd(Xa, ya, np.zeros(1), n_steps=2, lipschitz=L, radius=radius,
+    out = noisy_projected_sgd(Xa, ya, np.zeros(2, dtype=int), lipschitz=L, radius=radius,
                               sigma=sigma, rng=np.random.default_rng(5))
-    rng = np.random.default_rng(5)
-    rng.uniform(size=2)  # the index draws
+    rng = np.random.default_rng(5)  # the caller drew the indices: only the noise here
     v = rng.normal(0.0, sigma, size=(2, 2))
     g = clipped_gradients(np.zeros(2), Xa, ya, L)[0]
     h2 = -(2 * radius / math.sqrt(L**2 + sigma**2 * 2)) * (g + v[0])
@@ -67,6 +66,8 @@ def test_fit_charges_rdp_epsilon_and_learns():
     assert eps == pytest.approx(expect)
     gauss = [x for x in draws if x.tag == "sgd-noise"]
     assert len(gauss) == 1 and gauss[0].count == 3000 * 4
+    (rows,) = [x for x in draws if x.tag == "sgd-subsample"]  # η = 1/n: uniform integers
+    assert (rows.kind, rows.count, rows.scale) == ("integers", 3000, float(X.shape[0]))
     assert gauss[0].scale == pytest.approx(clf.noise_multiplier_ * clf.lipschitz)
     assert clf.score(X, y) > 0.85
     assert clf.coef_.shape == (1, 3) and clf.n_iter_ == 3000
@@ -190,6 +191,7 @@ def test_str_algorithm4_charges_rdp_and_spies_noise():
     assert all(d.scale == pytest.approx(p["sgd_sigma"]) for d in sgd)
     sub = [d for d in draws if d.tag == "str-subsample"]
     assert len(sub) == clf.n_iter_ and all(d.count == 2000 for d in sub)
+    assert {d.kind for d in sub} == {"integers"}  # the exact κ-dense sampler
     assert clf.predict(X[:5]).shape == (5,)
 
 

@@ -141,6 +141,8 @@ def test_noise_spy_sees_every_round():
     rr = [d for d in draws if d.tag == "gaussian_randomized_response"]
     learner = [d for d in draws if d.tag == "objective_perturbation"]
     assert [d.count for d in subsample] == [M1] * T
+    # Exact draws: uniform integers below the integer weights' total, never float uniforms.
+    assert {d.kind for d in subsample} == {"integers"}
     assert [d.count for d in rr] == [50] * T
     sigma = GaussianRandomizedResponse(EPS, DELTA).sigma  # the reports' lattice noise
     assert clf.privacy_events_[1].rho == GaussianRandomizedResponse(EPS, DELTA).rho

@@ -247,6 +247,15 @@ def test_curator_guarantee_paper_arithmetic_by_hand():
                                      accounting="paper").feasible
 
 
+def test_curator_guarantee_paper_vacuous_round_does_not_overflow():
+    # The planner probes m = n (subsample_size=None): ε* = 6/κ = 960 here, past e^709.
+    # main raised OverflowError from the plan of a fit with enough rows for m = 1.
+    g = str_curator_guarantee(1.0, 1e-5, 10**7, 0.00625, 10**7, 5, accounting="paper")
+    assert not g.feasible and g.round_epsilon == pytest.approx(960.0)
+    assert g.total_epsilon == 5 * g.round_epsilon and g.round_delta == pytest.approx(1e-6)
+    assert str_curator_guarantee(1.0, 1e-5, 10**7, 0.00625, 1, 5, accounting="paper").feasible
+
+
 def test_curator_guarantee_tight_matches_primitives():
     eps, dlt, n, kappa, m, T = 2.0, 1e-5, 50_000, 0.05, 30, 40
     g = str_curator_guarantee(eps, dlt, n, kappa, m, T, learner_epsilon=0.7)
