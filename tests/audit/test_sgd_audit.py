@@ -21,7 +21,7 @@ import pytest
 
 from skhybrid.accounting._rdp import mixture_pair_delta, subsampled_gaussian_epsilon
 from skhybrid.mechanisms import _noise
-from skhybrid.transfer._kappa_dense import sample_from_log_weights
+from skhybrid.transfer._exact_subsample import sample_kappa_dense
 from skhybrid.transfer._sgd import clipped_gradients
 
 from ._stats import ALPHA, approx_dp_delta_lower_bound
@@ -37,7 +37,7 @@ def _releases(changed, sigma, rng):
     ya = np.ones(4)
     if changed:
         ya[0] = -1.0
-    idx = sample_from_log_weights(np.full(4, -math.log(4)), N, rng)
+    idx = sample_kappa_dense(np.zeros(4), 1.0, N, rng)  # κ = 1: uniform, as Algorithm 4 draws
     g = clipped_gradients(np.zeros(1), Xa[idx], ya[idx], L)
     return (g + _noise.gaussian(rng, sigma, size=(N, 1), tag="sgd-noise"))[:, 0]
 
