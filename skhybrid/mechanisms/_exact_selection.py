@@ -7,9 +7,13 @@ positive one on a neighbour, which is only (ε, ~1e-28)-DP. Here:
 
 - scores are snapped to a lattice (:func:`score_lattice`): integer scores with an integer
   sensitivity are used as they are; float scores are rounded to multiples of a dyadic step
-  ``g <= Δ·2^-20``, and the rounding is paid for: a score moves by at most
-  ``S = floor(Δ/g) + 1`` lattice units between neighbours, and the noise is calibrated to
-  ``S`` (so the realised ε never exceeds the charged one);
+  ``g`` (``Δ·2^-20``, coarsened to as much as ``Δ·2^-10`` at very small ε), and the
+  rounding is paid for: a score moves by at most ``S = floor(Δ/g) + 1`` lattice units
+  between neighbours, and the noise is calibrated to ``S`` (so the realised ε never
+  exceeds the charged one). The rounding is exact (integer scores never pass through a
+  float), and the selections use the lattice scores relative to the best one, clamped
+  at ``2^61`` steps below it (:func:`relative_lattice_scores`), so no finite score is
+  refused;
 - the exponential mechanism is sampled by rejection (:func:`sample_exponential`): a
   uniform proposal ``i`` is kept with an exact Bernoulli(exp(-γ d_i)) coin, where
   ``d_i = max_j k_j - k_i`` and ``γ = a / 2^b`` is a dyadic rational rounded *down*
@@ -35,12 +39,15 @@ __all__ = [
     "exp_coin",
     "split_exponent",
     "sample_exponential",
+    "relative_lattice_scores",
     "score_lattice",
     "snap_scores",
 ]
 
 #: Lattice scores stay below 2^61 in magnitude: differences fit int64 with room to spare.
 _MAX_LATTICE = 1 << 61
+#: Exact lattice values below this magnitude are held as int64 (differences then fit).
+_INT64_SAFE = 1 << 62
 #: Significant bits of the rate γ and the largest binary exponent of its denominator.
 _RATE_BITS = 24
 _MAX_EXPONENT = 62
@@ -53,6 +60,8 @@ _MAX_RATE = Fraction(1 << 23)
 _LATTICE_BITS = 20
 _MIN_LATTICE_BITS = 10
 _MAX_NOISE_STEPS = Fraction(1 << 38)
+#: Steps below 2^-1000 are refused: u/g then stays a normal float for every |u| >= 2^-20.
+_MIN_STEP_EXPONENT = -1000
 #: A geometric count beyond this is never reached (each step continues with
 #: probability e^-1), so a larger integer part of γ·d is represented by it exactly.
 _CAP = 1 << 62
@@ -90,6 +99,10 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
                 "sensitivity must be an integer for integer scores; pass integer=False.")
         return 1.0, int(sensitivity)
     _, exponent = math.frexp(sensitivity)  # 2^(exponent-1) <= Δ < 2^exponent
+    if exponent - 1 - _LATTICE_BITS < _MIN_STEP_EXPONENT:
+        raise ValueError(
+            "sensitivity is too small for an exact selection lattice (its step would fall "
+            "below 2^-1000); rescale the scores and the sensitivity together.")
     bits = _LATTICE_BITS
     eps = Fraction(epsilon)
     while True:
@@ -100,25 +113,91 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
         bits -= 1
 
 
+def _lattice_values(scores, g, integer):
+    """``round(u/g)`` of every score (half to even), exactly, and whether they all fit int64.
+
+    ``scores`` holds finite values: floats, or exact integers (an int64 array, or Python
+    ints in an object array). ``g`` is a power of two. Returns an int64 array when every
+    value lies below 2^62 in magnitude, else an object array of Python ints. Integer
+    scores never pass through a float, and ``u/g`` of a float is exact (a power-of-two
+    step), so nothing is rounded but the lattice rounding itself.
+    """
+    scores = np.asarray(scores)
+    exact_ints = scores.dtype.kind in "iu" or scores.dtype == object
+    if not exact_ints:
+        scores = scores.astype(float, copy=False)
+        if integer:
+            if np.any(scores != np.round(scores)):
+                raise ValueError("scores must be integers for an integer selection lattice.")
+            k = scores
+        else:
+            with np.errstate(over="ignore"):
+                k = np.rint(scores / g)  # exact, unless it overflows to inf (handled below)
+        if np.all(np.abs(k) < _INT64_SAFE):
+            return k.astype(np.int64)
+        frac_g = Fraction(g)
+        return np.array([int(round(Fraction(float(u)) / frac_g)) for u in scores],
+                        dtype=object)
+    if integer or g == 1.0:
+        values = scores
+    elif scores.dtype != object and np.all(np.abs(scores) < 1 << 53):
+        # exact in float64: |u| < 2^53 and g a power of two
+        with np.errstate(over="ignore"):
+            values = np.rint(scores.astype(float) / g)
+        if np.all(np.abs(values) < _INT64_SAFE):
+            return values.astype(np.int64)
+        values = np.array([int(v) for v in values], dtype=object)
+    else:
+        frac_g = Fraction(g)
+        values = np.array([int(round(Fraction(int(u)) / frac_g)) for u in scores],
+                          dtype=object)
+    values = [int(v) for v in values] if values.dtype == object else values
+    if isinstance(values, list):
+        if all(-_INT64_SAFE < v < _INT64_SAFE for v in values):
+            return np.array(values, dtype=np.int64)
+        return np.array(values, dtype=object)
+    if values.dtype.kind == "u" and np.any(values >= _INT64_SAFE):
+        return np.array([int(v) for v in values], dtype=object)
+    values = values.astype(np.int64)
+    if np.all(np.abs(values) < _INT64_SAFE):  # (int64 min: abs overflows to itself)
+        return values
+    return np.array([int(v) for v in values], dtype=object)
+
+
 def snap_scores(scores, g, integer=False):
     """Lattice scores ``round(u/g)`` as int64 (finite scores only).
 
-    Rounding is monotone, so monotone scores stay monotone. Refuses scores whose lattice
-    value reaches 2^61 in magnitude, without printing any score.
+    Rounding is exact and monotone, so monotone scores stay monotone. Refuses scores whose
+    lattice value reaches 2^61 in magnitude, without printing any score. The selections
+    use :func:`relative_lattice_scores` instead, which refuses nothing; this absolute form
+    serves the streamed selection, whose blocks need one common origin.
     """
-    scores = np.asarray(scores, dtype=float)
-    if integer:
-        if np.any(scores != np.round(scores)):
-            raise ValueError("scores must be integers for an integer selection lattice.")
-        k = scores
-    else:
-        k = np.rint(scores / g)
-    if np.any(np.abs(k) >= _MAX_LATTICE):
+    k = _lattice_values(scores, g, integer)
+    if k.dtype == object or np.any(np.abs(k) >= _MAX_LATTICE):
         raise ValueError(
             "scores are too large for exact selection: |score| / step must stay below 2^61 "
             "(step = sensitivity·2^-20 for float scores); rescale the scores and the "
             "sensitivity together.")
-    return k.astype(np.int64)
+    return k
+
+
+def relative_lattice_scores(scores, g, integer=False):
+    """Lattice scores relative to the best, ``max(k_i − max_j k_j, −2^61)``, as int64.
+
+    ``k = round(u/g)`` exactly (:func:`_lattice_values`). The clamped score
+    ``max(k_i, max_j k_j − 2^61)`` is a maximum of two quantities that each move by at most
+    the lattice sensitivity ``S`` between neighbours, so it moves by at most ``S`` too:
+    the exponential mechanism and report-noisy-max keep their guarantee on it, and their
+    law depends only on these differences. Clamping changes only candidates more than
+    2^61 steps (2^41·Δ or more) below the best, whose probability it raises from below
+    exp(−γ·2^61) to that. Nothing finite is refused, so whether a selection runs cannot
+    depend on the size of private scores.
+    """
+    k = _lattice_values(scores, g, integer)
+    if k.dtype != object:  # |k| < 2^62: the differences fit int64
+        return -np.minimum(k.max() - k, _MAX_LATTICE)
+    top = max(k)
+    return np.array([-min(top - v, _MAX_LATTICE) for v in k], dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=256)

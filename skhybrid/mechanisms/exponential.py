@@ -17,8 +17,8 @@ from ._base import Mechanism, check_epsilon, check_sensitivity
 from ._exact_selection import (
     dyadic_floor,
     sample_exponential,
+    relative_lattice_scores,
     score_lattice,
-    snap_scores,
 )
 
 __all__ = [
@@ -31,10 +31,21 @@ __all__ = [
 
 
 def _check_scores(scores, excluded=-np.inf):
-    """Validate candidate scores; ``excluded`` (−inf for a max, +inf for a min) drops one."""
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 1 or scores.size == 0:
+    """Validate candidate scores; ``excluded`` (−inf for a max, +inf for a min) drops one.
+
+    Integer scores stay exact integers (int64, or Python ints beyond 2^62): a cast to
+    float64 would round them above 2^53, by more than the sensitivity.
+    """
+    raw = np.asarray(scores)
+    if raw.ndim != 1 or raw.size == 0:
         raise ValueError("scores must be a non-empty 1-d array of candidate scores.")
+    if raw.dtype.kind in "iu" or (raw.dtype == object and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+            for v in raw)):
+        if raw.dtype.kind == "i" and not (raw.min() <= -(1 << 62) or raw.max() >= 1 << 62):
+            return raw.astype(np.int64)
+        return np.array([int(v) for v in raw], dtype=object)
+    scores = raw.astype(float)
     if np.isnan(scores).any() or (scores == -excluded).any():
         raise ValueError(
             f"scores must not contain NaN or {-excluded} (use {excluded} to exclude a candidate)."
@@ -42,6 +53,13 @@ def _check_scores(scores, excluded=-np.inf):
     if not np.isfinite(scores).any():
         raise ValueError("scores must contain at least one finite score: every candidate is excluded.")
     return scores
+
+
+def _allowed(scores):
+    """Positions of the candidates taking part (every one, for integer scores)."""
+    if scores.dtype.kind == "f":
+        return np.flatnonzero(np.isfinite(scores))
+    return np.arange(scores.size)
 
 
 class _LatticeSelection(Mechanism):
@@ -56,13 +74,17 @@ class ExponentialMechanism(_LatticeSelection):
     """Select a candidate with probability ∝ exp(ε·u/(2Δ)) (McSherry & Talwar 2007, Thm 6).
 
     Sampled exactly on a lattice. Float scores are rounded to multiples of a dyadic step
-    ``g <= Δ·2^-20`` (integer scores with ``integer=True`` are used as they are, ``g = 1``);
-    a lattice score then moves by at most ``S = floor(Δ/g) + 1`` steps between neighbours
-    (``S = Δ`` for integers), and candidate ``i`` is drawn with probability
-    ∝ exp(-γ d_i), ``d_i = max_j k_j - k_i`` in steps, for a dyadic rate
-    ``γ <= ε/(2S)`` (``ε/S`` when monotonic) rounded *down*. This is the exponential
-    mechanism on the lattice scores with sensitivity S, hence ε-DP with a realised ε at
-    most the charged one (below it by a relative ``g/Δ <= 2^-20`` for float scores).
+    ``g = Δ·2^-20`` (coarsened to as much as ``Δ·2^-10`` at very small ε; integer scores
+    with ``integer=True`` are used as they are, ``g = 1``), exactly: integer scores never
+    pass through a float. A lattice score then moves by at most ``S = floor(Δ/g) + 1``
+    steps between neighbours (``S = Δ`` for integers), and candidate ``i`` is drawn with
+    probability ∝ exp(-γ d_i), ``d_i = min(max_j k_j - k_i, 2^61)`` in steps, for a dyadic
+    rate ``γ <= ε/(2S)`` (``ε/S`` when monotonic) rounded *down*. The clamp at 2^61 steps
+    is a maximum of two scores that each move by at most S, so it moves by at most S too:
+    no finite score is refused, and only candidates more than 2^41·Δ below the best
+    change (their probability, below exp(-γ 2^61), rises to that). This is the exponential
+    mechanism on the clamped lattice scores with sensitivity S, hence ε-DP with a realised
+    ε at most the charged one (below it by a relative ``g/Δ <= 2^-10`` for float scores).
     The draw is rejection sampling with uniform proposals and exact Bernoulli(exp(-γ d))
     coins (Canonne, Kamath & Steinke 2020, Algorithm 1): only uniform integers are drawn,
     so every candidate keeps its exact, positive probability (float Gumbel-max gives
@@ -99,6 +121,7 @@ class ExponentialMechanism(_LatticeSelection):
         self.sensitivity = check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
         self.integer = bool(integer)
+        self.lattice()  # refuse unusable (public) parameters now, before any charge
 
     @property
     def gumbel_scale(self):
@@ -130,9 +153,9 @@ class ExponentialMechanism(_LatticeSelection):
     def _select(self, scores, rng, n=None):
         """``n`` independent selections (one, as an int, for ``n=None``)."""
         scores = _check_scores(scores)
-        allowed = np.flatnonzero(np.isfinite(scores))
+        allowed = _allowed(scores)
         g, _, a, b = self.lattice()
-        k = snap_scores(scores[allowed], g, self.integer)
+        k = relative_lattice_scores(scores[allowed], g, self.integer)
         scale = g * 2.0**b / a if a else math.inf
         pos = sample_exponential(rng, k, a, b, n, scale=scale, tag=self.name)
         return int(allowed[pos]) if n is None else allowed[pos]
@@ -192,7 +215,9 @@ class ReportNoisyMax(_LatticeSelection):
     """Report the index of the largest noisy score, with exact discrete Laplace noise.
 
     The scores are snapped to the lattice of :class:`ExponentialMechanism` (step ``g``,
-    lattice sensitivity ``S``; integers as they are with ``integer=True``), and each gets
+    lattice sensitivity ``S``; integers as they are with ``integer=True``; taken relative
+    to the best and clamped at 2^61 steps below it, which keeps the sensitivity S and
+    refuses nothing), and each gets
     independent discrete Laplace noise, ``P(z) ∝ exp(-|z|/t)``, with the integer scale
     ``t = ceil(2S/ε)`` (``ceil(S/ε)`` for monotone scores) in lattice steps
     (:func:`~skhybrid.mechanisms._noise.discrete_laplace`, exact). The first index wins
@@ -237,6 +262,7 @@ class ReportNoisyMax(_LatticeSelection):
         self.monotonic = bool(monotonic)
         self.minimize = bool(minimize)
         self.integer = bool(integer)
+        self.lattice()  # refuse unusable (public) parameters now, before any charge
 
     @property
     def scale(self):
@@ -274,8 +300,11 @@ class ReportNoisyMax(_LatticeSelection):
         g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
         t = math.ceil(S / self._scaled_epsilon())
         if t > 1 << 50:
-            raise ValueError("epsilon is too small for exact report-noisy-max with this "
-                             "integer sensitivity; use float scores (integer=False).")
+            raise ValueError(
+                "epsilon is too small for exact report-noisy-max with this sensitivity: "
+                f"the noise would span more than 2^50 lattice steps; use epsilon >= "
+                f"{math.nextafter(factor * S / 2.0**50, math.inf):.3g}"
+                + (" or float scores (integer=False)." if self.integer else "."))
         return g, S, t
 
     def _select(self, scores, rng, n=None):
@@ -284,10 +313,10 @@ class ReportNoisyMax(_LatticeSelection):
             scores = -_check_scores(scores, excluded=np.inf)
         else:
             scores = _check_scores(scores)
-        allowed = np.flatnonzero(np.isfinite(scores))
+        allowed = _allowed(scores)
         g, _, t = self.lattice()
-        k = snap_scores(scores[allowed], g, self.integer)
-        k = k - k.max()  # in (-2^62, 0]: adding the noise cannot overflow
+        # relative to the best and clamped: in [-2^61, 0], so adding the noise cannot overflow
+        k = relative_lattice_scores(scores[allowed], g, self.integer)
         size = (allowed.size,) if n is None else (int(n), allowed.size)
         noisy = k + _noise.discrete_laplace(rng, t, size, unit=g, tag=self.name)
         pos = np.argmax(noisy, axis=-1)  # first index on ties

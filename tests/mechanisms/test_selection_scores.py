@@ -1,0 +1,125 @@
+"""How the selections read their scores: exactly, relative to the best, never refused.
+
+Each test fails on the code before it: integer scores went through float64 (rounded by
+up to 128 above 2^60, so neighbours one apart landed 0 or 256 lattice steps apart), and
+scores whose lattice value passed 2^61 in magnitude were refused after the charge, so a
+private row could decide whether a fit raised.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from skhybrid.adaptation import DiscrepancyAdaptationRegressor
+from skhybrid.mechanisms import ExponentialMechanism, ReportNoisyMax
+from skhybrid.mechanisms import _exact_selection as xs
+
+BASE = 2**60
+
+
+@pytest.mark.parametrize("scores, expected", [
+    (np.array([BASE + 129, BASE], dtype=np.int64), [0, -129]),
+    (np.array([BASE + 1, BASE, BASE + 1], dtype=np.int64), [0, -1, 0]),
+    ([2**70 + 3, 2**70], [0, -3]),  # Python ints beyond int64
+    (np.array([-(2**63), 2**63 - 1], dtype=np.int64), [-(2**61), 0]),  # clamped
+])
+def test_integer_scores_are_exact(scores, expected):
+    assert xs.relative_lattice_scores(scores, 1.0, integer=True).tolist() == expected
+
+
+def test_integer_scores_in_float_mode_round_exactly():
+    # int64 input with a power-of-two step: round(u/g) half to even, computed exactly
+    k = xs.relative_lattice_scores(np.array([BASE + 6, BASE, BASE + 2], dtype=np.int64),
+                                   4.0)
+    assert k.tolist() == [0, -2, -2]  # (2^58 + 1.5 -> +2, 2^58 + 0.5 -> +0)
+    assert xs.relative_lattice_scores(np.array([3, -5]), 0.25).tolist() == [0, -32]
+
+
+def test_integer_selection_law_above_two_to_the_53():
+    # Neighbours one apart (Δ = 1) at 2^60: P(0) = 1/(1 + e^{-γ d}) with γ = ε/2.
+    eps, n = 0.5, 20_000
+    for cls in (ExponentialMechanism, ReportNoisyMax):
+        mech = cls(eps, 1, integer=True)
+        for gap in (0, 1):
+            scores = np.array([BASE + gap, BASE], dtype=np.int64)
+            share = np.mean(mech._select(scores, np.random.default_rng(gap), n) == 0)
+            if cls is ExponentialMechanism:
+                expected = 1 / (1 + math.exp(-eps / 2 * gap))
+                assert abs(share - expected) < 4 * math.sqrt(0.25 / n)
+            else:  # first index wins ties; a gap of 1 favours it further
+                assert 0.5 < share < 0.75
+
+
+@pytest.mark.parametrize("cls", [ExponentialMechanism, ReportNoisyMax])
+def test_large_scores_close_together_are_selected(cls):
+    # The red team's pair: each score moved by Δ = 1, both near 2^41·Δ (the old refusal).
+    top = 2.0**41
+    mech = cls(1.0, 1.0)
+    g = mech.lattice()[0]
+    for scores in ([top - 0.75, top - 3.0], [top + 0.25, top - 2.0]):
+        assert xs.relative_lattice_scores(scores, g).tolist() == [0, -2_359_296]
+        assert mech(scores, np.random.default_rng(0)) == 0
+    # far apart: the far candidate is clamped 2^61 steps below the best, not refused
+    assert xs.relative_lattice_scores([1e300, -1e300], g).tolist() == [0, -(2**61)]
+    assert mech([1e300, -1e300], np.random.default_rng(0)) == 0
+
+
+def test_clamped_scores_keep_the_sensitivity():
+    # Neighbours straddling the clamp (every score moved by at most S): the exponential
+    # mechanism's log-probabilities on the relative scores differ by at most ε. The
+    # relative scores' differences are taken exactly (they reach 2^61, beyond float).
+    eps, S = 1.0, 3
+    gamma = eps / (2 * S)
+    rng = np.random.default_rng(0)
+    C = 2**61
+    worst = 0.0
+    for _ in range(2000):
+        k = np.r_[[0], -C + rng.integers(-6, 7, 3), rng.integers(-4, 1, 4)].astype(np.int64)
+        k += int(rng.integers(0, 10))
+        k2 = k + rng.integers(-S, S + 1, size=k.size)
+        rel, rel2 = (xs.relative_lattice_scores(v, 1.0, integer=True) for v in (k, k2))
+        assert np.all(np.abs(np.maximum(k, k.max() - C) - np.maximum(k2, k2.max() - C)) <= S)
+        lse, lse2 = (logsumexp(gamma * r.astype(float)) for r in (rel, rel2))
+        log_ratio = gamma * (rel - rel2).astype(float) - (lse - lse2)
+        worst = max(worst, float(np.max(np.abs(log_ratio))))
+    assert 0.5 * eps < worst <= eps * (1 + 1e-12)
+
+
+def test_streamed_form_still_refuses_absolute_overflow():
+    # PPM's streamed selection needs one origin across blocks: the absolute form keeps
+    # its refusal (PPM's scores are error counts, far below it), without printing values.
+    with pytest.raises(ValueError, match="scores are too large") as err:
+        xs.snap_scores([0.0, 1.5e12], 2.0**-30)
+    assert "1.5" not in str(err.value)
+    assert xs.snap_scores(np.array([BASE + 1], dtype=np.int64), 1.0, True).tolist() == [
+        BASE + 1]
+
+
+def test_unusable_parameters_are_refused_when_the_mechanism_is_built():
+    for cls in (ExponentialMechanism, ReportNoisyMax):
+        with pytest.raises(ValueError, match="sensitivity is too small"):
+            cls(1.0, 5e-324)
+    with pytest.raises(ValueError, match="sensitivity must be an integer"):
+        ExponentialMechanism(1.0, 0.5, integer=True)
+
+
+def test_adaptation_fit_with_large_public_labels_is_not_refused():
+    # Frank-Wolfe scores = resid² (public, ~1e18 here) + a private gradient term: the fit
+    # used to raise after its charge once the scores passed 2^41·Δ, and near that edge a
+    # private row decided it. Both neighbours now return a model.
+    rng = np.random.default_rng(0)
+    m, n = 30, 20
+    Xs = rng.normal(size=(m, 2)) * 0.05
+    Xt = rng.normal(size=(n, 2)) * 0.05
+    Xt2 = Xt.copy()
+    Xt2[0] = Xs[0] / np.linalg.norm(Xs[0]) * 0.2
+    y = np.r_[rng.normal(size=m), np.zeros(n)]
+    y[0] = 1e9
+    public = np.arange(m + n) < m
+    for Xt_ in (Xt, Xt2):
+        reg = DiscrepancyAdaptationRegressor(epsilon=1.0, solver="single-stage", max_iter=1,
+                                             fit_intercept=False, random_state=0)
+        reg.fit(np.vstack([Xs, Xt_]), y, public_mask=public)
+        assert np.all(np.isfinite(reg.coef_))
