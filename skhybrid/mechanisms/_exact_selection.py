@@ -7,7 +7,7 @@ positive one on a neighbour, which is only (ε, ~1e-28)-DP. Here:
 
 - scores are snapped to a lattice (:func:`score_lattice`): integer scores with an integer
   sensitivity are used as they are; float scores are rounded to multiples of a dyadic step
-  ``g`` (``Δ·2^-20``, coarsened to as much as ``Δ·2^-10`` at very small ε), and the
+  ``g`` (``Δ·2^-20``, coarsened to as much as ``Δ·2^-8`` at very small ε), and the
   rounding is paid for: a score moves by at most ``S = floor(Δ/g) + 1`` lattice units
   between neighbours, and the noise is calibrated to ``S`` (so the realised ε never
   exceeds the charged one). The rounding is exact (integer scores never pass through a
@@ -54,14 +54,15 @@ _MAX_EXPONENT = 62
 #: Rates are capped at 2^23 per lattice unit (capping only lowers the realised ε): one
 #: lattice unit below the best then has probability below exp(-8e6).
 _MAX_RATE = Fraction(1 << 23)
-#: Float lattices: at least 2^20 steps per Δ, coarsened (never below 2^10 steps) while
+#: Float lattices: at least 2^20 steps per Δ, coarsened (never below 2^8 steps) while
 #: the noise spans more than 2^38 steps, so that γ keeps its bits and the discrete Laplace
-#: scale stays far below 2^62.
+#: scale stays far below 2^62. At 2^8 steps (S <= 2^9) report-noisy-max's scale
+#: ceil(2S/ε) stays below 2^50 down to ε = 1e-12, the bottom of the accepted range.
 _LATTICE_BITS = 20
-_MIN_LATTICE_BITS = 10
+_MIN_LATTICE_BITS = 8
 _MAX_NOISE_STEPS = Fraction(1 << 38)
-#: Steps below 2^-1000 are refused: u/g then stays a normal float for every |u| >= 2^-20.
-_MIN_STEP_EXPONENT = -1000
+#: Steps below 2^-1022 (subnormal, or 0) are refused: the step must be a normal float.
+_MIN_STEP_EXPONENT = -1022
 #: A geometric count beyond this is never reached (each step continues with
 #: probability e^-1), so a larger integer part of γ·d is represented by it exactly.
 _CAP = 1 << 62
@@ -102,7 +103,7 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
     if exponent - 1 - _LATTICE_BITS < _MIN_STEP_EXPONENT:
         raise ValueError(
             "sensitivity is too small for an exact selection lattice (its step would fall "
-            "below 2^-1000); rescale the scores and the sensitivity together.")
+            "below 2^-1022); rescale the scores and the sensitivity together.")
     bits = _LATTICE_BITS
     eps = Fraction(epsilon)
     while True:

@@ -74,7 +74,7 @@ class ExponentialMechanism(_LatticeSelection):
     """Select a candidate with probability ∝ exp(ε·u/(2Δ)) (McSherry & Talwar 2007, Thm 6).
 
     Sampled exactly on a lattice. Float scores are rounded to multiples of a dyadic step
-    ``g = Δ·2^-20`` (coarsened to as much as ``Δ·2^-10`` at very small ε; integer scores
+    ``g = Δ·2^-20`` (coarsened to as much as ``Δ·2^-8`` at very small ε; integer scores
     with ``integer=True`` are used as they are, ``g = 1``), exactly: integer scores never
     pass through a float. A lattice score then moves by at most ``S = floor(Δ/g) + 1``
     steps between neighbours (``S = Δ`` for integers), and candidate ``i`` is drawn with
@@ -84,7 +84,7 @@ class ExponentialMechanism(_LatticeSelection):
     no finite score is refused, and only candidates more than 2^41·Δ below the best
     change (their probability, below exp(-γ 2^61), rises to that). This is the exponential
     mechanism on the clamped lattice scores with sensitivity S, hence ε-DP with a realised
-    ε at most the charged one (below it by a relative ``g/Δ <= 2^-10`` for float scores).
+    ε at most the charged one (below it by a relative ``g/Δ <= 2^-8`` for float scores).
     The draw is rejection sampling with uniform proposals and exact Bernoulli(exp(-γ d))
     coins (Canonne, Kamath & Steinke 2020, Algorithm 1): only uniform integers are drawn,
     so every candidate keeps its exact, positive probability (float Gumbel-max gives

@@ -76,9 +76,9 @@ def test_lattice_pays_the_rounding():
     assert xs.score_lattice(2.0, 1.0, 2, integer=True) == (1.0, 2)
     with pytest.raises(ValueError, match="sensitivity must be an integer"):
         xs.score_lattice(0.5, 1.0, 2, integer=True)
-    # Tiny ε coarsens the lattice (keeping >= 2^10 steps per Δ) so γ keeps its bits.
+    # Tiny ε coarsens the lattice (keeping >= 2^8 steps per Δ) so γ keeps its bits.
     g, S = xs.score_lattice(1.0, 1e-12, 2)
-    assert S >= 1 << 10 and g <= 2.0**-10
+    assert S >= 1 << 8 and g <= 2.0**-8
 
 
 def test_non_integer_scores_are_refused_on_an_integer_lattice():

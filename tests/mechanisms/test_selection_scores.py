@@ -123,3 +123,25 @@ def test_adaptation_fit_with_large_public_labels_is_not_refused():
                                              fit_intercept=False, random_state=0)
         reg.fit(np.vstack([Xs, Xt_]), y, public_mask=public)
         assert np.all(np.isfinite(reg.coef_))
+
+
+@pytest.mark.parametrize("sensitivity", [1.0, 1.99, 2.0**20 - 1, 0.7, 3e300])
+@pytest.mark.parametrize("monotonic", [False, True])
+def test_report_noisy_max_works_down_to_the_smallest_epsilon(sensitivity, monotonic):
+    # At ε = 1e-12 (the bottom of the accepted range) the float lattice keeps 2^8 steps
+    # per Δ, so the scale ceil(2S/ε) stays below the sampler's 2^50; it was refused at the
+    # first selection, after the estimator's charge.
+    mech = ReportNoisyMax(1e-12, sensitivity, monotonic=monotonic)
+    assert mech.lattice()[2] <= 2**50
+    assert mech([0.0, sensitivity], np.random.default_rng(0)) in (0, 1)
+
+
+def test_frank_wolfe_fit_at_the_smallest_epsilon_runs():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    public = np.arange(200) < 100
+    reg = DiscrepancyAdaptationRegressor(epsilon=1e-11, delta=0.0, max_iter=10,
+                                         solver="two-stage-fw", random_state=0)
+    reg.fit(X, y, public_mask=public)
+    assert reg.privacy_spent_["central"] == pytest.approx((1e-11, 0.0))
