@@ -21,6 +21,7 @@ from ..utils._sklearn_compat import (
     validate_data,
     validate_params,
 )
+
 __all__ = ["NoisySGDClassifier", "clipped_gradients", "noisy_projected_sgd", "sgd_step_epsilon"]
 
 
