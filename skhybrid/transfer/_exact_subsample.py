@@ -46,7 +46,12 @@ import numpy as np
 from ..mechanisms import _noise
 from ._kappa_dense import _check_log_weights
 
-__all__ = ["kappa_dense_integer_weights", "kappa_dense_tv_bound", "sample_kappa_dense"]
+__all__ = [
+    "check_kappa_representable",
+    "kappa_dense_integer_weights",
+    "kappa_dense_tv_bound",
+    "sample_kappa_dense",
+]
 
 _LN2 = math.log(2.0)
 #: Bits of the scale M ∈ [1, 2) on the grid: adjacent scales differ by 2^-40 relative, fine
@@ -87,6 +92,20 @@ def kappa_dense_tv_bound(kappa, n):
 def _cap_bits(n):
     """b with K = 2^b: as fine as the float scale allows, and n·K < 2^62 (int64 sums)."""
     return min(_MAX_CAP_BITS, 62 - int(n).bit_length())
+
+
+def check_kappa_representable(kappa, n):
+    """Refuse a κ below 2^-b, the smallest the integer weights of ``n`` rows represent.
+
+    With the cap K = 2^b, the total ⌈Kκn⌉ must give every positive row a weight of at
+    least 1, which needs κ >= 2^-b (b = min(50, 62 − bit_length(n))). A function of
+    public parameters: the planners call it before the charge.
+    """
+    b = _cap_bits(n)
+    if float(kappa) * (1 << b) < 1:
+        raise ValueError(
+            f"kappa={kappa!r} is below 2^-{b}, the smallest density the exact subsample "
+            f"represents for {n} curator rows; raise kappa. Nothing was charged.")
 
 
 def _split(log_w):

@@ -156,6 +156,17 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
     return eps_hat, min(delta_hat, 1.0)
 
 
+def _delta_hat_slope(epsilon, m, eta):
+    """δ̂/δ of :func:`coupled_sampling_amplification`, uncapped (``inf`` when ε̂ > 700)."""
+    em1 = math.expm1(epsilon)
+    log_a_m = m * math.log1p(eta * em1)
+    log_b_m = m * math.log1p(-eta * -math.expm1(-epsilon))
+    eps_hat = log_a_m - log_b_m
+    if eps_hat > 700.0:
+        return math.inf
+    return (math.exp(eps_hat) * -math.expm1(log_b_m) + math.expm1(log_a_m)) / em1
+
+
 def gaussian_rr_sigma(epsilon, delta):
     """Noise scale of KS's Gaussian randomized response RR_{ε,δ}.
 
@@ -330,8 +341,10 @@ def str_curator_guarantee(
     eta = kappa_dense_tv_bound(kappa, n)  # ≥ 1/(κn), what the exact draws realise
     if accounting == "tight":
         if learner_delta is None:
-            # δ̂ is linear in δ_M: find the slope at δ_M = 1/2, then spend δ/2 over T rounds.
-            slope = coupled_sampling_amplification(learner_epsilon, 0.5, m, eta)[1] / 0.5
+            # δ̂ is linear in δ_M (until capped at 1): its slope, then spend δ/2 over T
+            # rounds. (The slope was read off δ̂(1/2), which the cap flattens whenever
+            # δ̂(1/2) >= 1: δ_M came out too large and feasible fits were refused.)
+            slope = _delta_hat_slope(learner_epsilon, m, eta)
             d_m = min(0.5 * delta / T / slope, 0.5) if slope > 0 else 0.5
         else:
             d_m = float(learner_delta)

@@ -2,6 +2,7 @@
 
 import math
 import time
+from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..utils._sklearn_compat import (
     validate_data,
     validate_params,
 )
+from ._exact_subsample import kappa_dense_tv_bound
 
 __all__ = ["NoisySGDClassifier", "clipped_gradients", "noisy_projected_sgd", "sgd_step_epsilon"]
 
@@ -191,7 +193,10 @@ def sgd_step_epsilon(noise_multiplier, eta, n_steps, delta):
     epsilon : float
     best_order : float
     """
-    return subsampled_gaussian_epsilon(eta, 2.0 / noise_multiplier, int(n_steps), delta)
+    mu = 2.0 / noise_multiplier
+    if Fraction(mu) * Fraction(noise_multiplier) < 2:  # rounded down: take the next float
+        mu = math.nextafter(mu, math.inf)  # (ε grows with μ: never below the true 2/z)
+    return subsampled_gaussian_epsilon(eta, mu, int(n_steps), delta)
 
 
 def calibrated_noise_multiplier(epsilon, delta, eta, n_steps):
@@ -378,7 +383,10 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         if self.nonprivate:
             z, events = 0.0, [nonprivate_event(source=type(self).__name__)]
         else:
-            z, eps, order = self._plan(1.0 / n, self.n_steps, self.epsilon, self.delta)
+            # η: the exact uniform draws below move by TV 1/n between neighbours; as a
+            # float, never below it
+            eta = kappa_dense_tv_bound(1.0, n)
+            z, eps, order = self._plan(eta, self.n_steps, self.epsilon, self.delta)
             if eps > self.epsilon * (1 + 1e-9):
                 raise ValueError(
                     f"noise_multiplier={self.noise_multiplier} gives epsilon={eps:.4g} > "
@@ -388,7 +396,7 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
                 )
             events = [PrivacyEvent(
                 "noisy-sgd", "approx", eps, self.delta, population="central",
-                params={"noise_multiplier": z, "eta": 1.0 / n, "steps": self.n_steps,
+                params={"noise_multiplier": z, "eta": eta, "steps": self.n_steps,
                         "rdp_order": order, "sensitivity": 2.0 * self.lipschitz,
                         "accounting": "rdp-subsampled-gaussian"})]
         self._charge(events)

@@ -16,7 +16,11 @@ from .._validation import check_group_nonempty, check_mask, resolve_classes
 from ..accounting import PrivacyAccountant, PrivacyEvent
 from ..learners import DPLogisticRegression
 from ..mechanisms import GaussianRandomizedResponse, _noise
-from ._exact_subsample import kappa_dense_tv_bound, sample_kappa_dense
+from ._exact_subsample import (
+    check_kappa_representable,
+    kappa_dense_tv_bound,
+    sample_kappa_dense,
+)
 from ._kappa_dense import (
     multiplicative_weights_update,
     sample_from_log_weights,
@@ -635,6 +639,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         eps, dlt = float(self.epsilon), float(self.delta)
         rr = GaussianRandomizedResponse(eps, dlt)
         T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
+        check_kappa_representable(kappa, n_c)
         if self.accounting == "paper" and self.base_epsilon > 1:
             raise ValueError(
                 f"accounting='paper' applies KS Claim 4.1 with the learner's epsilon <= 1; got "
@@ -714,6 +719,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         eps, dlt = float(self.epsilon), float(self.delta)
         rr = GaussianRandomizedResponse(eps, dlt)
         T, kappa, n0 = self._rounds_kappa_batch(n_l, rr.sigma)
+        check_kappa_representable(kappa, n_c)
         R = int(base.n_steps)
         eta = kappa_dense_tv_bound(kappa, n_c)
         L = float(base.lipschitz)

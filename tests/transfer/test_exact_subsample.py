@@ -203,3 +203,35 @@ def test_charged_eta_covers_the_realised_bound():
     assert kappa_dense_tv_bound(0.5, 1) == 1.0
     g = str_curator_guarantee(1.0, 1e-5, 758242, 0.2003159285242451, 100, 10)
     assert g.eta == kappa_dense_tv_bound(0.2003159285242451, 758242) > 1.0 / (0.2003159285242451 * 758242)
+
+
+def test_a_kappa_below_the_integer_weights_range_is_refused_before_the_charge():
+    # Red team 8, F3: κ < 2^-b (b = 50 here) has no exact integer weights; the sampler
+    # refused it inside round 1, after STR's charge.
+    import warnings
+
+    from skhybrid.accounting import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.transfer import SubsampleTestReweigh
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    acc = PrivacyAccountant(100.0, 1e-3)
+    str_ = SubsampleTestReweigh(DPLogisticRegression(data_norm=5.0, classes=[0, 1]),
+                                epsilon=50.0, kappa=1e-17, max_iter=1, subsample_size=5,
+                                classes=[0, 1], accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=r"kappa=1e-17 is below 2\^-50.*Nothing was charged"):
+            str_.fit(X, y, curator_mask=np.arange(300) < 200)
+    assert acc.spent() == (0.0, 0.0)
+
+
+def test_default_learner_delta_uses_the_uncapped_slope():
+    # Red team 8, F4: δ_M came from the slope δ̂(1/2)/(1/2), which the cap δ̂ <= 1
+    # flattens; at (ε = 10, n = 100, κ = 1, m = 100, T = 1) the fit was declared
+    # infeasible though δ_M = δ/(2·5.446) certifies ε = 2.34.
+    g = str_curator_guarantee(10.0, 1e-5, 100, 1.0, 100, 1, learner_epsilon=1.0)
+    assert g.feasible and g.total_epsilon == pytest.approx(2.3378, rel=1e-4)
+    assert g.learner_delta == pytest.approx(1e-5 / 2 / 5.446463886952903)

@@ -279,3 +279,27 @@ def test_app_d_no_accountant_reaches_100x_at_paper_steps():
     assert n_limit == pytest.approx(41.9e6, rel=1e-2)
     assert 1.0 < rdp / n_limit < 1.35
     assert paper / n_limit < 8  # far from the 100x goal at R = 50M
+
+
+def test_charged_eta_and_mu_are_never_below_their_exact_values(monkeypatch):
+    # Red team 8, F1: the charge used η = 1.0/n, which rounds below 1/n for about half
+    # of all n (n = 3: one ulp), and μ = 2.0/z, which can round below 2/z; ε grows with
+    # both, so the charged ε could sit one ulp below the truth.
+    from fractions import Fraction
+
+    from skhybrid.transfer import _sgd
+
+    seen = []
+    real = _sgd.subsampled_gaussian_epsilon
+    monkeypatch.setattr(_sgd, "subsampled_gaussian_epsilon",
+                        lambda eta, mu, *a: seen.append((eta, mu)) or real(eta, mu, *a))
+    X = np.array([[0.1, 0.0], [0.0, 0.1], [-0.1, 0.0]])
+    y = np.array([0, 1, 0])
+    for z in (3.0, 0.7, 1.1):  # 2/3.0 and 2/1.1 round down in floating point
+        clf = NoisySGDClassifier(epsilon=500.0, delta=1e-5, n_steps=20, noise_multiplier=z,
+                                 classes=[0, 1], random_state=0).fit(X, y)
+        eta, mu = seen[-1]
+        assert Fraction(eta) >= Fraction(1, 3) and Fraction(mu) >= 2 / Fraction(z)
+        assert clf.privacy_events_[0].params["eta"] == eta
+    assert any(Fraction(2.0 / z) < 2 / Fraction(z) for z in (3.0, 0.7, 1.1))
+    assert Fraction(1.0 / 3) < Fraction(1, 3)  # (what the old η was)
