@@ -25,7 +25,7 @@ import numpy as np
 
 from ..mechanisms import _noise
 from ..mechanisms._base import check_epsilon, check_sensitivity
-from ..mechanisms._exact_selection import snap_scores, split_coin, split_exponent
+from ..mechanisms._exact_selection import _sample_one, snap_scores
 from ..mechanisms.exponential import ExponentialMechanism
 
 __all__ = [
@@ -405,20 +405,16 @@ def _nth_occurrence(codes, wanted, ranks, n_codes):
 
 
 def _sample_level(rng, levels, counts, a, b, m):
-    """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly."""
-    if a == 0:
-        q = r = np.zeros(levels.size, dtype=np.int64)
-    else:
-        q, r = split_exponent(levels[-1] - levels, a, b)  # once per level
-    bounds = np.cumsum(counts)
-    batch = 64
-    while True:
-        u = rng.integers(0, m, batch)
-        level = np.searchsorted(bounds, u, side="right")
-        ok = np.flatnonzero(split_coin(rng, q[level], r[level], b))
-        if ok.size:
-            return int(level[ok[0]])
-        batch = min(1 << 20, 4 * batch)
+    """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly.
+
+    A few uniform proposals over the ``m`` candidates (a level with probability
+    counts_l/m), kept with an exact Bernoulli(exp(-γ d)) coin; if they are all rejected
+    (a best level with few candidates among very many), an envelope over the levels
+    whose acceptance is about e^-1, so the draw costs O(levels) whatever the gap
+    (:func:`skhybrid.mechanisms._exact_selection._sample_one`).
+    """
+    del m  # counts.sum()
+    return _sample_one(rng, levels[-1] - levels, a, b, counts)
 
 
 def _streamed_argmax(score_blocks, n_jobs):
