@@ -237,62 +237,12 @@ def split_coin(rng, q, r, b):
 #
 # A single selection (the common case: one index per call) makes a handful of proposals;
 # drawing them with numpy costs a few microseconds per call, so the scalar path below
-# reads raw 64-bit words of the caller's generator and works on Python integers. The
-# comparisons are the same integer comparisons as in the vectorised coins, so the law is
-# the same; only the random stream differs.
+# reads raw 64-bit words of the caller's generator (``_noise._Words``) and works on Python
+# integers. The comparisons are the same integer comparisons as in the vectorised coins,
+# so the law is the same; only the random stream differs.
 
-
-class _Words:
-    """Uniform 64-bit words from ``rng.bit_generator.random_raw``, a few at a time."""
-
-    __slots__ = ("_raw", "_buf")
-
-    def __init__(self, rng):
-        self._raw = rng.bit_generator.random_raw
-        self._buf = []
-
-    def word(self):
-        if not self._buf:
-            self._buf = self._raw(16).tolist()
-        return self._buf.pop()
-
-    def bits(self, b):
-        """Uniform integer below ``2^b`` (``0 <= b <= 64``): the top b bits of a word."""
-        return self.word() >> (64 - b)
-
-    def below(self, n):
-        """Uniform integer below the Python int ``n >= 1``, exactly (rejection)."""
-        if n <= 1 << 64:
-            limit = (1 << 64) - (1 << 64) % n  # a multiple of n: w % n is uniform below it
-            while True:
-                w = self.word()
-                if w < limit:
-                    return w % n
-        nbits = n.bit_length()
-        nwords = -(-nbits // 64)
-        while True:
-            w = 0
-            for _ in range(nwords):
-                w = (w << 64) | self.word()
-            w >>= 64 * nwords - nbits
-            if w < n:
-                return w
-
-
-_ASCENDING = _noise._ASCENDING.tolist()
-_FACT20 = _noise._FACT20
-
-
-def _py_exp_minus_one(words):
-    """One Bernoulli(exp(-1)) coin: :func:`~skhybrid.mechanisms._noise._bernoulli_exp_minus_one`
-    on one word (U below 20! gives the stopping index K of CKS Algorithm 1, capped)."""
-    u = words.below(_FACT20)
-    if u:
-        return (21 - bisect_right(_ASCENDING, u)) & 1 == 1
-    k = 21  # K > 20: go on with A_k ~ Bernoulli(1/k), k >= 21
-    while words.below(k) == 0:
-        k += 1
-    return k & 1 == 1
+_Words = _noise._Words
+_py_exp_minus_one = _noise._py_exp_minus_one
 
 
 def _py_exp_run(words, q):

@@ -236,3 +236,18 @@ def test_exp_minus_one_coins_law_and_their_tail():
     out = _noise._exp_minus_one_coins(_ZeroFirst(), (50_000,))
     p_odd = sum(1 / math.factorial(k - 1) - 1 / math.factorial(k) for k in range(13, 60, 2))
     assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(12)).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("t", [1, 3, 50])
+def test_scalar_discrete_laplace_pmf(monkeypatch, t):
+    # Few draws are made on Python integers: the same pmf test with that path forced.
+    monkeypatch.setattr(_noise, "_SCALAR_DRAWS", 10**9)
+    test_discrete_laplace_pmf(t)
+
+
+def test_scalar_and_vector_paths_agree_in_shape_and_type():
+    rng = np.random.default_rng(0)
+    for size in [None, 1, (3,), (2, 5), 39, 40, (7, 7)]:
+        x = _noise.discrete_laplace(rng, 5, size)
+        assert np.shape(x) == (() if size is None else np.empty(size).shape)
+        assert np.asarray(x).dtype == np.int64

@@ -354,6 +354,14 @@ def test_selection_discrete_laplace_law(t):
     assert stats.chisquare(observed[cells], expected[cells] / expected.sum() * n).pvalue > ALPHA
 
 
+
+@pytest.mark.parametrize("t", [1, 1000, 315_870_694])
+def test_scalar_selection_discrete_laplace_law(monkeypatch, t):
+    # The same law with the Python-integer path forced (it serves fewer than 40 draws).
+    monkeypatch.setattr(_noise, "_SCALAR_DRAWS", 10**9)
+    test_selection_discrete_laplace_law(t)
+
+
 # --------------------------------------------------------------------------- one draw
 
 
