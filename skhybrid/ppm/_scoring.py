@@ -269,10 +269,10 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     keeps, per distinct lattice score, its count and one candidate drawn uniformly among
     those seen (a size-one reservoir: a block's ``c`` new candidates of a level that has
     seen ``N`` replace the kept one with probability ``c/(N + c)``, by one uniform
-    integer below ``N + c``). The level is then drawn by rejection (uniform proposals
-    over the ``m`` candidates, kept with an exact Bernoulli(exp(-γ d)) coin;
-    :func:`skhybrid.mechanisms._exact_selection.sample_exponential`). Only uniform
-    integers are drawn; memory is one block plus one entry per distinct score (at most
+    integer below ``N + c``). The level is then drawn by rejection (a few uniform
+    proposals over the ``m`` candidates, kept with an exact Bernoulli(exp(-γ d)) coin,
+    then an envelope over the levels with acceptance about 1/e, so the draw costs
+    O(levels) whatever the gaps; :func:`_sample_level`). Only uniform integers are drawn; memory is one block plus one entry per distinct score (at most
     ``n + 1`` for error counts), independent of the number of candidates. The spy
     records one ``"exact_exponential"`` draw over all candidates (tag
     ``"ppm-exponential"``).
