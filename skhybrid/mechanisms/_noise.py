@@ -504,15 +504,16 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
 
     Canonne, Kamath & Steinke (2020), Algorithm 2 with s = 1 and integer ``t >= 1``:
     U uniform on {0..t-1} kept with probability exp(-U/t), V geometric (a run of
-    Bernoulli(exp(-1)) successes), X = U + tV, a uniform sign (rejecting -0).
-    Vectorised with few numpy calls (report-noisy-max draws it once per step of a long
-    loop): proposals are drawn in excess (1.7 per output plus 40, so one pass nearly
-    always suffices; the first outputs kept are i.i.d. whatever the excess), the
-    exp(-U/t) coins' rounds are batched (:func:`_exp_unit_coins`), and each exp(-1) coin
-    is one uniform integer (:func:`_geometric_runs`); fewer than ``_SCALAR_DRAWS`` draws
-    are made on Python integers (:func:`_py_discrete_laplace`). Integer ``t`` in [1, 2^56] only;
-    the mechanisms round their scale up to one, which only adds noise, and choose
-    lattices that keep it below 2^56.
+    Bernoulli(exp(-1)) successes), X = U + tV, a uniform sign (rejecting -0; U and the
+    sign come from one uniform integer below 2t). Vectorised with few numpy calls
+    (report-noisy-max draws it once per step of a long loop): proposals are drawn in
+    excess (1.7 per output plus 40, so one pass nearly always suffices; the first outputs
+    kept are i.i.d. whatever the excess), the exp(-U/t) coins' rounds are batched
+    (:func:`_exp_unit_coins`), and each exp(-1) coin is one uniform integer
+    (:func:`_geometric_runs`); fewer than ``_SCALAR_DRAWS`` draws are made on Python
+    integers (:func:`_py_discrete_laplace`). Integer ``t`` in [1, 2^56] only; the
+    mechanisms round their scale up to one, which only adds noise, and choose lattices
+    that keep it below 2^56.
 
     ``unit`` is the lattice step the caller multiplies the draws by: the spy records the
     scale in the caller's units, ``t * unit``.
@@ -532,10 +533,11 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     t64 = np.int64(t)
     while filled < n:
         need = n - filled
-        u = rng.integers(0, t, need + (need * 7) // 10 + 40)
-        u = u[_exp_unit_coins(rng, u, t)]  # kept w.p. exp(-u/t)
+        w = rng.integers(0, 2 * t, need + (need * 7) // 10 + 40)  # U = w // 2, sign w % 2
+        u = w >> 1
+        kept = _exp_unit_coins(rng, u, t)  # kept w.p. exp(-u/t)
+        u, negative = u[kept], (w[kept] & 1) == 1
         x = u + t64 * _geometric_runs(rng, u.size)
-        negative = rng.integers(0, 2, u.size).astype(bool)
         x = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
         out[filled:filled + x.size] = x
         filled += x.size

@@ -45,6 +45,7 @@ def _check_scores(scores, excluded=-np.inf):
     return scores
 
 
+@functools.lru_cache(maxsize=256)
 def _scaled(epsilon, monotonic):
     """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
     return Fraction(epsilon) / (1 if monotonic else 2)
