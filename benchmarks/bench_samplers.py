@@ -12,7 +12,9 @@ Then the selections, one call at a time (what a Frank-Wolfe step or an audit mak
 µs per call of the exponential mechanism and report-noisy-min at m = 10 and 1000
 candidates (normal scores, ε = 1, Δ = 1), and seconds for one exponential-mechanism call
 over 10^6 candidates with one clear winner at ε = 1000 (uniform proposals would need about
-10^6 of them). Compare versions with ``benchmarks/compare_revisions.py``.
+10^6 of them), and for PPM's final draw of a score level over 51M candidates in 1801
+levels whose best 60 hold one candidate each (the draw of the streamed selection).
+Compare versions with ``benchmarks/compare_revisions.py``.
 
 BLAS is irrelevant here (no linear algebra); threads are pinned to one anyway.
 
@@ -22,11 +24,14 @@ BLAS is irrelevant here (no linear algebra); threads are pinned to one anyway.
 import argparse
 import statistics
 import time
+from fractions import Fraction
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skhybrid.mechanisms import ExponentialMechanism, ReportNoisyMax, _noise, laplace_mechanism
+from skhybrid.mechanisms._exact_selection import dyadic_floor
+from skhybrid.ppm._scoring import _sample_level
 
 
 def main(argv=None):
@@ -83,6 +88,16 @@ def selections(args):
     winner[123] = 1.0
     big = ExponentialMechanism(1000.0, 1.0)
     cases["exponential, 10^6 cand., eps=1000, one winner"] = (lambda r: big(winner, r), "s")
+    # PPM's final draw of a score level (scores -errors, ε = 1: γ = 1/2 per error) over
+    # 51M candidates in 1801 levels, the 60 best holding one candidate each.
+    levels = np.arange(-2000, -199, dtype=np.int64)
+    gap = levels[-1] - levels
+    counts = np.exp(-((gap - 900) / 400.0) ** 2)
+    counts = (counts * (51e6 / counts.sum())).astype(np.int64) + 1
+    counts[-60:] = 1
+    a, b = dyadic_floor(Fraction(1, 2))
+    cases["PPM level draw, 51M cand., 1801 levels"] = (
+        lambda r: _sample_level(r, levels, counts, a, b, int(counts.sum())), "s")
     times = {name: [] for name in cases}
     with threadpool_limits(1, "blas"):
         for rep in range(args.repeats):
