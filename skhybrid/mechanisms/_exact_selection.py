@@ -28,6 +28,7 @@ Algorithm 1), so the sampled law is exact; there is no float in the sampling pat
 
 import functools
 import math
+from bisect import bisect_right
 from fractions import Fraction
 
 import numpy as np
@@ -312,6 +313,176 @@ def split_coin(rng, q, r, b):
     return out
 
 
+# ----------------------------------------------------------------- one draw, in Python
+#
+# A single selection (the common case: one index per call) makes a handful of proposals;
+# drawing them with numpy costs a few microseconds per call, so the scalar path below
+# reads raw 64-bit words of the caller's generator (``_noise._Words``) and works on Python
+# integers. The comparisons are the same integer comparisons as in the vectorised coins,
+# so the law is the same; only the random stream differs.
+
+_Words = _noise._Words
+_py_exp_minus_one = _noise._py_exp_minus_one
+
+
+def _py_exp_run(words, q):
+    """Bernoulli(exp(-q)) for an int ``q >= 0``: q Bernoulli(exp(-1)) successes."""
+    for _ in range(q):
+        if not _py_exp_minus_one(words):
+            return False
+    return True
+
+
+def _py_dyadic_unit(words, r, b):
+    """Bernoulli(exp(-r/2^b)) for ints ``0 <= r < 2^b``, ``b <= 62`` (as :func:`_dyadic_exp_unit`)."""
+    if r == 0:
+        return True
+    k = 1
+    while words.bits(b) < r and (k == 1 or words.below(k) == 0):
+        k += 1
+    return k & 1 == 1
+
+
+def _py_coin(words, d, a, b):
+    """Bernoulli(exp(-a·d/2^b)) for Python ints (no overflow, no cap)."""
+    q, r = divmod(a * d, 1 << b)
+    return _py_exp_run(words, q) and _py_dyadic_unit(words, r, b)
+
+
+# The envelope: proposals with integer weights K_j >= e^-j 2^P (j = min(q, J)), then an
+# exact coin for the ratio. K_0 = 2^P; for j >= 1, K_j = floor(e^-j 2^P) + 1 (e^-j 2^P is
+# irrational, never an integer). e^-J is below 2^-57: the candidates with q >= J share
+# the weight K_J, which overstates their mass by a negligible amount of proposals.
+_ENV_J = 40
+_ENV_P = 96
+
+
+@functools.lru_cache(maxsize=1024)
+def _exp_neg_floor(j, n):
+    """``floor(e^-j · 2^n)`` exactly, for ints ``j >= 1``, ``n >= 0``.
+
+    e^j lies in ``[S_N, S_N + 2 j^(N+1)/(N+1)!]`` (Taylor partial sum S_N; the tail is at
+    most twice its first term once ``N + 2 >= 2j``), all over the integer ``D = (N+1)!``;
+    the floors of ``2^n/e^j`` at both ends agree once N is large enough (e^-j 2^n is
+    irrational, so they always do eventually).
+    """
+    N = 2 * j + 8
+    while True:
+        D = math.factorial(N + 1)
+        A = sum(j**k * (D // math.factorial(k)) for k in range(N + 1))  # S_N·D
+        B = 2 * j ** (N + 1)  # tail·D
+        lo = (D << n) // (A + B)
+        if lo == (D << n) // A:
+            return lo
+        N += 16
+
+
+@functools.lru_cache(maxsize=1)
+def _envelope_table():
+    return [1 << _ENV_P] + [_exp_neg_floor(j, _ENV_P) + 1 for j in range(1, _ENV_J + 1)]
+
+
+def _frac_coin(words, j, n):
+    """Bernoulli(frac(e^-j 2^n)): a uniform real W, drawn 64 bits at a time, below it."""
+    base = _exp_neg_floor(j, n)
+    w, s = 0, 0
+    while True:
+        s += 64
+        w = (w << 64) | words.word()
+        f = _exp_neg_floor(j, n + s) - (base << s)  # floor(frac(e^-j 2^n) · 2^s)
+        if w != f:  # w < f: W < frac; w > f: w >= f + 1 > frac · 2^s
+            return w < f
+
+
+def _table_coin(words, j, v):
+    """Bernoulli(e^-j 2^P / K_j) given v uniform below K_j: is v + W below e^-j 2^P?"""
+    if j == 0:
+        return True
+    top = _envelope_table()[j] - 1  # floor(e^-j 2^P)
+    return v < top or _frac_coin(words, j, _ENV_P)
+
+
+def _pick(members, counts, unit):
+    """The member holding the ``unit``-th of the group's candidates (counted with weights)."""
+    if counts is None:
+        return int(members[unit])
+    cum = np.cumsum(counts[members])
+    return int(members[np.searchsorted(cum, unit, side="right")])
+
+
+def _sample_envelope(words, d, a, b, counts=None):
+    """One item with P(i) ∝ counts_i exp(-a d_i / 2^b), exactly, in O(len(d)).
+
+    Proposals: item i with probability ∝ counts_i K_{j_i}, j_i = min(q_i, J) for
+    ``a d_i = q_i 2^b + r_i`` (one uniform integer below the Python-int total), kept with
+    the exact coins Bernoulli(e^-j 2^P / K_j) (:func:`_table_coin`), Bernoulli(exp(-(q_i -
+    j))) and Bernoulli(exp(-r_i/2^b)). The product of proposal and acceptance is
+    ∝ counts_i 2^P exp(-a d_i/2^b). Acceptance is at least about e^-1 (the best item has
+    weight 1), whatever the gaps: the expected number of proposals is below 3.
+    """
+    m_total = int(d.size if counts is None else counts.sum())
+    if a == 0:  # every weight is 1: uniform over the candidates
+        return _pick(np.arange(d.size), counts, words.below(m_total))
+    K = _envelope_table()
+    D = -(-(_ENV_J << b) // a)  # d >= D iff q >= J
+    near = np.flatnonzero(d < D)
+    q_near, r_near = split_exponent(d[near], a, b)
+    if counts is None:
+        C = np.bincount(q_near, minlength=_ENV_J).tolist()
+    else:
+        C = np.zeros(_ENV_J, dtype=np.int64)
+        np.add.at(C, q_near, counts[near])
+        C = C.tolist()
+    C.append(m_total - sum(C))
+    cum, total = [], 0
+    for j in range(_ENV_J + 1):
+        total += C[j] * K[j]
+        cum.append(total)
+    groups = {}
+    while True:
+        z = words.below(total)
+        j = bisect_right(cum, z)
+        unit, v = divmod(z - (cum[j - 1] if j else 0), K[j])
+        if j not in groups:
+            groups[j] = near[q_near == j] if j < _ENV_J else np.flatnonzero(d >= D)
+        i = _pick(groups[j], counts, unit)
+        q, r = divmod(a * int(d[i]), 1 << b)
+        if (_table_coin(words, j, v) and _py_exp_run(words, q - j)
+                and _py_dyadic_unit(words, r, b)):
+            return i
+
+
+#: Uniform proposals tried in Python before the envelope: enough when the acceptance rate
+#: is not small (few candidates, or many close to the best), cheap when it is.
+_SCALAR_TRIES = 8
+
+
+def _sample_one(rng, d, a, b, counts=None):
+    """One item with P(i) ∝ counts_i exp(-a d_i / 2^b) (``d >= 0`` int64), exactly.
+
+    First up to :data:`_SCALAR_TRIES` uniform proposals (candidates, so an item with
+    probability ∝ counts_i) kept with an exact Bernoulli(exp(-a d_i/2^b)) coin, then, if
+    all were rejected, :func:`_sample_envelope`. Stopping a rejection sampler after T
+    proposals and switching to another exact sampler keeps the law: the first accepted
+    proposal has the target law whatever its rank, and the fallback does too.
+    """
+    words = _Words(rng)
+    if counts is None:
+        m = d.size
+        for _ in range(_SCALAR_TRIES):
+            i = words.below(m)
+            if _py_coin(words, int(d[i]), a, b):
+                return i
+    else:
+        bounds = np.cumsum(counts)
+        m = int(bounds[-1])
+        for _ in range(_SCALAR_TRIES):
+            i = int(np.searchsorted(bounds, words.below(m), side="right"))
+            if _py_coin(words, int(d[i]), a, b):
+                return i
+    return _sample_envelope(words, d, a, b, counts)
+
+
 def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
     """Positions drawn with P(i) ∝ exp(-γ (max_j k_j - k_i)), γ = a/2^b, exactly.
 
@@ -319,6 +490,11 @@ def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
     exact Bernoulli(exp(-γ d_i)) coin (:func:`exp_coin`). Kept proposals are i.i.d. with
     the target law, whichever batch they come from, so batches only trade memory for
     fewer numpy calls. Expected proposals per sample: ``m / Σ_i exp(-γ d_i) <= m``.
+
+    One draw (``n=None``) is made in Python on raw words of ``rng`` (:func:`_sample_one`):
+    a few uniform proposals, then, if they were all rejected (one clear winner among many),
+    an envelope with acceptance about e^-1 (:func:`_sample_envelope`), so its cost is
+    O(m) numpy work plus a few proposals, however far the others are below the best.
 
     Parameters
     ----------
@@ -341,7 +517,9 @@ def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
     k = np.asarray(k, dtype=np.int64)
     m = k.size
     _noise._record("exact_exponential", scale, (m,) if n is None else (int(n), m), tag)
-    want = 1 if n is None else int(n)
+    if n is None:
+        return _sample_one(rng, k.max() - k, a, b)
+    want = int(n)
     q, r = split_exponent(k.max() - k, a, b)  # once per candidate, not per proposal
     got, need = [], want
     batch = min(1 << 16, max(64, 2 * want))
@@ -354,6 +532,5 @@ def sample_exponential(rng, k, a, b, n=None, *, scale=float("nan"), tag=None):
         got.append(kept)
         need -= kept.size
         if need > 0:  # grow while the acceptance rate is low (many candidates far below)
-            batch = min(1 << 16 if want == 1 else 1 << 20, 4 * batch)
-    out = np.concatenate(got)
-    return int(out[0]) if n is None else out
+            batch = min(1 << 20, 4 * batch)
+    return np.concatenate(got)

@@ -50,6 +50,7 @@ is 1.0 in floating point, the report still flips with probability 2^-53.
 """
 
 import math
+from bisect import bisect_right
 from contextlib import contextmanager
 
 import numpy as np
@@ -348,18 +349,171 @@ def _run_lengths(rng, size):
     return v
 
 
+# Scalar paths: a handful of draws costs less on Python integers from raw 64-bit words
+# than through numpy calls (a few microseconds each); the comparisons are the same.
+
+
+class _Words:
+    """Uniform 64-bit words from ``rng.bit_generator.random_raw``, a few at a time."""
+
+    __slots__ = ("_raw", "_buf")
+
+    def __init__(self, rng):
+        self._raw = rng.bit_generator.random_raw
+        self._buf = []
+
+    def word(self):
+        if not self._buf:
+            self._buf = self._raw(16).tolist()
+        return self._buf.pop()
+
+    def bits(self, b):
+        """Uniform integer below ``2^b`` (``0 <= b <= 64``): the top b bits of a word."""
+        return self.word() >> (64 - b)
+
+    def below(self, n):
+        """Uniform integer below the Python int ``n >= 1``, exactly (rejection)."""
+        if n <= 1 << 64:
+            limit = (1 << 64) - (1 << 64) % n  # a multiple of n: w % n is uniform below it
+            while True:
+                w = self.word()
+                if w < limit:
+                    return w % n
+        nbits = n.bit_length()
+        nwords = -(-nbits // 64)
+        while True:
+            w = 0
+            for _ in range(nwords):
+                w = (w << 64) | self.word()
+            w >>= 64 * nwords - nbits
+            if w < n:
+                return w
+
+
+_ASCENDING_LIST = _ASCENDING.tolist()
+
+
+def _py_exp_minus_one(words):
+    """One Bernoulli(exp(-1)) coin: :func:`_bernoulli_exp_minus_one` on Python integers
+    (U below 20! gives the stopping index K of CKS Algorithm 1, capped)."""
+    u = words.below(_FACT20)
+    if u:
+        return (21 - bisect_right(_ASCENDING_LIST, u)) & 1 == 1
+    k = 21  # K > 20: go on with A_k ~ Bernoulli(1/k), k >= 21
+    while words.below(k) == 0:
+        k += 1
+    return k & 1 == 1
+
+
+#: Bernoulli(exp(-1)) as above with 12! in place of 20! (U = 0, probability 1/12!, goes on
+#: from k = 13): below 2^32, numpy draws these bounds at half the cost.
+_FACT12 = math.factorial(12)
+_ASCENDING12 = np.array([_FACT12 // math.factorial(k) for k in range(12, 0, -1)],
+                        dtype=np.int64)
+
+
+def _exp_minus_one_coins(rng, shape):
+    """Exact Bernoulli(exp(-1)) coins of any shape, one uniform integer below 12! each."""
+    u = rng.integers(0, _FACT12, shape)
+    k = 1 + _ASCENDING12.size - np.searchsorted(_ASCENDING12, u, side="right")
+    tail = np.flatnonzero(u.ravel() == 0)
+    j = 13
+    while tail.size:  # K > 12: A_j ~ Bernoulli(1/j) for j >= 13, exactly as the 20! form
+        k.ravel()[tail] = j
+        tail = tail[rng.integers(0, j, tail.size) == 0]
+        j += 1
+    return (k & 1) == 1
+
+
+def _geometric_runs(rng, size):
+    """V with P(V >= j) = e^-j, as :func:`_run_lengths`, with fewer numpy calls: two coins
+    per entry in the first round (e^-2 of the runs go on), four in the later ones."""
+    coins = _exp_minus_one_coins(rng, (size, 2))
+    v = coins[:, 0].astype(np.int64) + (coins[:, 0] & coins[:, 1])
+    running = np.flatnonzero(v == 2)
+    while running.size:
+        lead = np.cumprod(_exp_minus_one_coins(rng, (running.size, 4)), axis=1).sum(axis=1)
+        v[running] += lead
+        running = running[lead == 4]
+    return v
+
+
+#: Thresholds of one uniform W below 5! = 120 for the A_k's integer parts, k = 2..5:
+#: {W < 120/k!} are nested with probability 1/k!, the chance that A_2..A_k's independent
+#: "V = 0 among k" events all hold; only the first failure matters, so nesting suffices.
+_NESTED = np.array([60, 20, 5, 1], dtype=np.int64)
+
+
+def _exp_unit_coins(rng, num, t):
+    """Exact Bernoulli(exp(-num/t)) for an int64 array ``0 <= num < t``, integer ``t``.
+
+    :func:`_bernoulli_exp_unit` (CKS 2020, Algorithm 1) with its rounds batched:
+    A_k ~ Bernoulli(num/(t k)) is ``U_k < num`` (U_k uniform below t) and ``V_k = 0``
+    (V_k uniform below k). Round 1 draws A_1 for all; round 2 draws A_2..A_5 at once for
+    the runs still going (U_k in one (n, 4) draw, the V events from one W below 5!, see
+    ``_NESTED``); the few runs past k = 5 (probability at most 1/5!) finish one k at a
+    time. The coin is 1 iff the first failing k is odd.
+    """
+    out = np.ones(num.shape, dtype=bool)
+    go = np.flatnonzero(rng.integers(0, t, num.size) < num)  # A_1 = 1: K >= 2
+    if not go.size:
+        return out
+    nums = num[go]
+    a = ((rng.integers(0, t, (go.size, 4)) < nums[:, None])
+         & (rng.integers(0, 120, go.size)[:, None] < _NESTED))
+    lead = np.cumprod(a, axis=1).sum(axis=1)  # A_2..A_{1+lead} = 1
+    out[go] = (lead & 1) == 1  # K = 2 + lead, odd iff lead is odd
+    tail = lead == 4
+    active, nums = go[tail], nums[tail]
+    k = 6
+    while active.size:
+        step = rng.integers(0, t * k, active.size) < nums
+        out[active[~step]] = (k & 1) == 1
+        active, nums = active[step], nums[step]
+        k += 1
+    return out
+
+
+def _py_discrete_laplace(words, t, n):
+    """``n`` discrete Laplace draws (as :func:`discrete_laplace`) on Python integers."""
+    out = []
+    while len(out) < n:
+        u = words.below(t)
+        if u:  # kept w.p. exp(-u/t): A_k = Bernoulli(u/(t k)) until one is 0, K odd
+            k = 1
+            while words.below(t * k) < u:
+                k += 1
+            if not k & 1:
+                continue
+        while _py_exp_minus_one(words):  # V: a run of exp(-1) successes
+            u += t
+        if words.word() >> 63:  # a uniform sign, rejecting -0
+            if not u:
+                continue
+            u = -u
+        out.append(u)
+    return out
+
+
+#: Below this many draws, :func:`discrete_laplace` runs on Python integers.
+_SCALAR_DRAWS = 40
+
+
 def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     """Exact discrete Laplace on the integers: P(x) proportional to exp(-|x|/t).
 
     Canonne, Kamath & Steinke (2020), Algorithm 2 with s = 1 and integer ``t >= 1``:
     U uniform on {0..t-1} kept with probability exp(-U/t), V geometric (a run of
-    Bernoulli(exp(-1)) successes, :func:`_run_lengths`), X = U + tV, a uniform sign
-    (rejecting -0). Vectorised with few numpy calls (report-noisy-max draws it once per
-    step of a long loop): proposals are drawn in excess (about 1.6 per output, so one pass
-    usually suffices; the first outputs kept are i.i.d. whatever the excess), and each
-    exp(-1) coin is one uniform integer (:func:`_bernoulli_exp_minus_one`). Integer ``t``
-    in [1, 2^56] only; the mechanisms round their scale up to one, which only adds noise,
-    and choose lattices that keep it below 2^56.
+    Bernoulli(exp(-1)) successes), X = U + tV, a uniform sign (rejecting -0; U and the
+    sign come from one uniform integer below 2t). Vectorised with few numpy calls
+    (report-noisy-max draws it once per step of a long loop): proposals are drawn in
+    excess (1.7 per output plus 40, so one pass nearly always suffices; the first outputs
+    kept are i.i.d. whatever the excess), the exp(-U/t) coins' rounds are batched
+    (:func:`_exp_unit_coins`), and each exp(-1) coin is one uniform integer
+    (:func:`_geometric_runs`); fewer than ``_SCALAR_DRAWS`` draws are made on Python
+    integers (:func:`_py_discrete_laplace`). Integer ``t`` in [1, 2^56] only; the
+    mechanisms round their scale up to one, which only adds noise, and choose lattices
+    that keep it below 2^56.
 
     ``unit`` is the lattice step the caller multiplies the draws by: the spy records the
     scale in the caller's units, ``t * unit``.
@@ -371,15 +525,19 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
         raise ValueError(f"discrete_laplace takes an integer scale t in [1, 2^56]; got {t}.")
     n = int(np.prod(size)) if size is not None else 1
     _record("discrete_laplace", float(t) * unit, size, tag)
+    if n < _SCALAR_DRAWS:
+        out = np.array(_py_discrete_laplace(_Words(rng), t, n), dtype=np.int64)
+        return out.reshape(size) if size is not None else out[0]
     out = np.empty(n, dtype=np.int64)
     filled = 0
     t64 = np.int64(t)
     while filled < n:
         need = n - filled
-        u = rng.integers(0, t, need + need // 2 + 16)
-        u = u[_bernoulli_exp_unit(rng, u, t64)]  # kept w.p. exp(-u/t)
-        x = u + t64 * _run_lengths(rng, u.size)
-        negative = rng.integers(0, 2, u.size).astype(bool)
+        w = rng.integers(0, 2 * t, need + (need * 7) // 10 + 40)  # U = w // 2, sign w % 2
+        u = w >> 1
+        kept = _exp_unit_coins(rng, u, t)  # kept w.p. exp(-u/t)
+        u, negative = u[kept], (w[kept] & 1) == 1
+        x = u + t64 * _geometric_runs(rng, u.size)
         x = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
         out[filled:filled + x.size] = x
         filled += x.size

@@ -6,6 +6,7 @@ released index is exactly the one the charge covers, with no float noise whose b
 support would give far candidates probability 0 on one data set and not on a neighbour.
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -62,12 +63,43 @@ def _allowed(scores):
     return np.arange(scores.size)
 
 
+@functools.lru_cache(maxsize=256)
+def _scaled(epsilon, monotonic):
+    """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
+    return Fraction(epsilon) / (1 if monotonic else 2)
+
+
+# The lattices are pure functions of public parameters (``rate`` is the mechanism's
+# ``_scaled_epsilon()``, which subclasses may change); cached because a Frank-Wolfe run
+# asks for the same one at every step (the Fraction arithmetic costs tens of µs).
+@functools.lru_cache(maxsize=256)
+def _exponential_lattice(sensitivity, epsilon, monotonic, integer, rate):
+    factor = 1 if monotonic else 2
+    g, S = score_lattice(sensitivity, epsilon, factor, integer)
+    a, b = dyadic_floor(rate / S)
+    return g, S, a, b
+
+
+@functools.lru_cache(maxsize=256)
+def _noisy_max_lattice(sensitivity, epsilon, monotonic, integer, rate):
+    factor = 1 if monotonic else 2
+    g, S = score_lattice(sensitivity, epsilon, factor, integer)
+    t = math.ceil(S / rate)
+    if t > 1 << 50:
+        raise ValueError(
+            "epsilon is too small for exact report-noisy-max with this sensitivity: "
+            f"the noise would span more than 2^50 lattice steps; use epsilon >= "
+            f"{math.nextafter(factor * S / 2.0**50, math.inf):.3g}"
+            + (" or float scores (integer=False)." if integer else "."))
+    return g, S, t
+
+
 class _LatticeSelection(Mechanism):
     """What the two selections share: the rate per unit of sensitivity."""
 
     def _scaled_epsilon(self):
         """ε/2 (ε for monotone scores), exactly: the rate per unit of sensitivity."""
-        return Fraction(self.epsilon) / (1 if self.monotonic else 2)
+        return _scaled(self.epsilon, self.monotonic)
 
 
 class ExponentialMechanism(_LatticeSelection):
@@ -145,10 +177,8 @@ class ExponentialMechanism(_LatticeSelection):
         a, b : int
             The rate ``γ = a/2^b <= ε/(2S)`` (``ε/S`` when monotonic) per lattice step.
         """
-        factor = 1 if self.monotonic else 2
-        g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
-        a, b = dyadic_floor(self._scaled_epsilon() / S)
-        return g, S, a, b
+        return _exponential_lattice(self.sensitivity, self.epsilon, self.monotonic,
+                                    self.integer, self._scaled_epsilon())
 
     def _select(self, scores, rng, n=None):
         """``n`` independent selections (one, as an int, for ``n=None``)."""
@@ -296,16 +326,8 @@ class ReportNoisyMax(_LatticeSelection):
         t : int
             ``ceil(2S/ε)`` (``ceil(S/ε)`` when monotonic), in lattice steps.
         """
-        factor = 1 if self.monotonic else 2
-        g, S = score_lattice(self.sensitivity, self.epsilon, factor, self.integer)
-        t = math.ceil(S / self._scaled_epsilon())
-        if t > 1 << 50:
-            raise ValueError(
-                "epsilon is too small for exact report-noisy-max with this sensitivity: "
-                f"the noise would span more than 2^50 lattice steps; use epsilon >= "
-                f"{math.nextafter(factor * S / 2.0**50, math.inf):.3g}"
-                + (" or float scores (integer=False)." if self.integer else "."))
-        return g, S, t
+        return _noisy_max_lattice(self.sensitivity, self.epsilon, self.monotonic,
+                                  self.integer, self._scaled_epsilon())
 
     def _select(self, scores, rng, n=None):
         """``n`` independent selections (one, as an int, for ``n=None``)."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..mechanisms import _noise
 from ..mechanisms._base import check_epsilon, check_sensitivity
-from ..mechanisms._exact_selection import snap_scores, split_coin, split_exponent
+from ..mechanisms._exact_selection import _MAX_LATTICE, _sample_one, snap_scores
 from ..mechanisms.exponential import ExponentialMechanism
 
 __all__ = [
@@ -186,7 +186,7 @@ class _ScoreBlock:
 
     def __call__(self):
         errors = count_errors_blocked(self.contain, self.weights, self.n_public_class, self.block)
-        return -errors.astype(float), self.block
+        return -errors, self.block  # int64: streamed as they are (integer=True)
 
 
 class Selection:
@@ -225,9 +225,12 @@ def _split(item):
         scores, candidates = item
     else:
         scores, candidates = item, None
-    scores = np.asarray(scores, dtype=float).reshape(-1)
-    if np.isnan(scores).any() or np.isposinf(scores).any():
-        raise ValueError("scores must not contain NaN or +inf (use -inf to exclude a candidate).")
+    scores = np.asarray(scores).reshape(-1)
+    if scores.dtype.kind not in "iu":  # integer scores (PPM's -errors) are finite as they are
+        scores = scores.astype(float, copy=False)
+        if np.isnan(scores).any() or np.isposinf(scores).any():
+            raise ValueError(
+                "scores must not contain NaN or +inf (use -inf to exclude a candidate).")
     if candidates is not None and len(candidates) != scores.size:
         raise ValueError(
             f"each block's candidates must match its scores; got {len(candidates)} "
@@ -266,10 +269,10 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     keeps, per distinct lattice score, its count and one candidate drawn uniformly among
     those seen (a size-one reservoir: a block's ``c`` new candidates of a level that has
     seen ``N`` replace the kept one with probability ``c/(N + c)``, by one uniform
-    integer below ``N + c``). The level is then drawn by rejection (uniform proposals
-    over the ``m`` candidates, kept with an exact Bernoulli(exp(-γ d)) coin;
-    :func:`skhybrid.mechanisms._exact_selection.sample_exponential`). Only uniform
-    integers are drawn; memory is one block plus one entry per distinct score (at most
+    integer below ``N + c``). The level is then drawn by rejection (a few uniform
+    proposals over the ``m`` candidates, kept with an exact Bernoulli(exp(-γ d)) coin,
+    then an envelope over the levels with acceptance about 1/e, so the draw costs
+    O(levels) whatever the gaps; :func:`_sample_level`). Only uniform integers are drawn; memory is one block plus one entry per distinct score (at most
     ``n + 1`` for error counts), independent of the number of candidates. The spy
     records one ``"exact_exponential"`` draw over all candidates (tag
     ``"ppm-exponential"``).
@@ -316,9 +319,13 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     offset = 0
     for item in _evaluated(score_blocks, n_jobs):
         scores, candidates = _split(item)
-        valid = np.flatnonzero(np.isfinite(scores))
-        if valid.size:
-            k = snap_scores(scores[valid], g, integer)
+        if integer and scores.dtype.kind in "iu":  # as they are: no -inf, nothing rounded
+            valid = None
+            k = _integer_lattice(scores)
+        else:
+            valid = np.flatnonzero(np.isfinite(scores))
+            k = snap_scores(scores[valid], g, integer) if valid.size else None
+        if k is not None and k.size:
             uniq, cnt, codes = _levels(k)
             pos = np.searchsorted(levels, uniq)
             seen = pos < levels.size
@@ -327,7 +334,9 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
             before[seen] = counts[pos[seen]]
             u = rng.integers(0, before + cnt)  # exact: replace iff u < cnt (prob. cnt/(N+cnt))
             swap = u < cnt
-            local = valid[_nth_occurrence(codes, np.flatnonzero(swap), u[swap], uniq.size)]
+            local = _nth_occurrence(codes, np.flatnonzero(swap), u[swap], uniq.size)
+            if valid is not None:
+                local = valid[local]
             new_idx = np.full(uniq.size, -1, dtype=np.int64)
             new_idx[swap] = offset + local
             for j, loc in zip(new_idx[swap], local):
@@ -358,6 +367,14 @@ def streamed_exponential_mechanism(score_blocks, epsilon, sensitivity, rng, *, n
     index = int(kept[level])
     score, candidate = chosen[index]
     return Selection(index, score, candidate, offset)
+
+
+def _integer_lattice(scores):
+    """Integer scores as int64 lattice scores (``integer=True``), refused from 2^61 on."""
+    if scores.size and (scores.min() <= -_MAX_LATTICE or scores.max() >= _MAX_LATTICE):
+        raise ValueError(
+            "scores are too large for exact selection: |score| must stay below 2^61.")
+    return scores.astype(np.int64, copy=False)
 
 
 def _own(candidates, loc):
@@ -405,20 +422,16 @@ def _nth_occurrence(codes, wanted, ranks, n_codes):
 
 
 def _sample_level(rng, levels, counts, a, b, m):
-    """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly."""
-    if a == 0:
-        q = r = np.zeros(levels.size, dtype=np.int64)
-    else:
-        q, r = split_exponent(levels[-1] - levels, a, b)  # once per level
-    bounds = np.cumsum(counts)
-    batch = 64
-    while True:
-        u = rng.integers(0, m, batch)
-        level = np.searchsorted(bounds, u, side="right")
-        ok = np.flatnonzero(split_coin(rng, q[level], r[level], b))
-        if ok.size:
-            return int(level[ok[0]])
-        batch = min(1 << 20, 4 * batch)
+    """A level with probability ∝ counts_l exp(-γ (max - levels_l)), exactly.
+
+    A few uniform proposals over the ``m`` candidates (a level with probability
+    counts_l/m), kept with an exact Bernoulli(exp(-γ d)) coin; if they are all rejected
+    (a best level with few candidates among very many), an envelope over the levels
+    whose acceptance is about e^-1, so the draw costs O(levels) whatever the gap
+    (:func:`skhybrid.mechanisms._exact_selection._sample_one`).
+    """
+    del m  # counts.sum()
+    return _sample_one(rng, levels[-1] - levels, a, b, counts)
 
 
 def _streamed_argmax(score_blocks, n_jobs):

@@ -193,3 +193,61 @@ def test_laplace_at_tiny_epsilon_and_large_sensitivity_keeps_its_scale_in_int64(
         laplace_lattice(1.0, 1e-12, 2**20)
     with pytest.raises(ValueError, match=r"t in \[1, 2\^56\]"):
         _noise.discrete_laplace(np.random.default_rng(0), 3 * 2**60, 1)
+
+
+# ------------------------------------------------------- batched coins of discrete_laplace
+
+ALPHA = 1e-6
+
+
+@pytest.mark.parametrize("num, t", [(0, 1), (0, 7), (1, 2), (5, 7), (6, 7),
+                                    (1 << 40, (1 << 40) + 1), (3_000_000, 4_194_305)])
+def test_batched_exp_unit_coins_law(num, t):
+    # γ = num/t up to 1: about 1/5! of the runs go past the batched rounds (k > 5).
+    n = 200_000
+    out = _noise._exp_unit_coins(np.random.default_rng(num % 97 + t % 89),
+                                 np.full(n, num, dtype=np.int64), t)
+    assert stats.binomtest(int(out.sum()), n, math.exp(-num / t)).pvalue > ALPHA
+
+
+def test_geometric_runs_law():
+    n = 300_000
+    v = _noise._geometric_runs(np.random.default_rng(4), n)
+    expected = [math.exp(-j) - math.exp(-j - 1) for j in range(8)]
+    counts = np.bincount(np.minimum(v, 8), minlength=9)
+    assert stats.chisquare(counts, n * np.array(expected + [math.exp(-8)])).pvalue > ALPHA
+
+
+def test_exp_minus_one_coins_law_and_their_tail():
+    n = 400_000
+    coins = _noise._exp_minus_one_coins(np.random.default_rng(6), (n // 2, 2))
+    assert stats.binomtest(int(coins.sum()), n, math.exp(-1)).pvalue > ALPHA
+
+    class _ZeroFirst:  # U = 0 (probability 1/12!): the algorithm continues from k = 13
+        def __init__(self):
+            self.rng, self.first = np.random.default_rng(0), True
+
+        def integers(self, low, high, size):
+            if self.first:
+                self.first = False
+                return np.zeros(size, dtype=np.int64)
+            return self.rng.integers(low, high, size)
+
+    out = _noise._exp_minus_one_coins(_ZeroFirst(), (50_000,))
+    p_odd = sum(1 / math.factorial(k - 1) - 1 / math.factorial(k) for k in range(13, 60, 2))
+    assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(12)).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("t", [1, 3, 50])
+def test_scalar_discrete_laplace_pmf(monkeypatch, t):
+    # Few draws are made on Python integers: the same pmf test with that path forced.
+    monkeypatch.setattr(_noise, "_SCALAR_DRAWS", 10**9)
+    test_discrete_laplace_pmf(t)
+
+
+def test_scalar_and_vector_paths_agree_in_shape_and_type():
+    rng = np.random.default_rng(0)
+    for size in [None, 1, (3,), (2, 5), 39, 40, (7, 7)]:
+        x = _noise.discrete_laplace(rng, 5, size)
+        assert np.shape(x) == (() if size is None else np.empty(size).shape)
+        assert np.asarray(x).dtype == np.int64

@@ -349,3 +349,127 @@ def test_selection_discrete_laplace_law(t):
     cells = expected > 0  # (t = 1: the cell [-1, 0) of the negative side is empty)
     assert observed[~cells].sum() == 0
     assert stats.chisquare(observed[cells], expected[cells] / expected.sum() * n).pvalue > ALPHA
+
+
+
+@pytest.mark.parametrize("t", [1, 1000, 315_870_694])
+def test_scalar_selection_discrete_laplace_law(monkeypatch, t):
+    # The same law with the Python-integer path forced (it serves fewer than 40 draws).
+    monkeypatch.setattr(_noise, "_SCALAR_DRAWS", 10**9)
+    test_selection_discrete_laplace_law(t)
+
+
+# --------------------------------------------------------------------------- one draw
+
+
+def _weighted_pmf(d, a, b, counts):
+    """P(i) ∝ counts_i exp(-a d_i / 2^b), in high precision."""
+    gamma = mpmath.mpf(a) / mpmath.mpf(2) ** b
+    w = [int(c) * mpmath.exp(-gamma * int(x)) for x, c in zip(d, counts)]
+    z = mpmath.fsum(w)
+    return np.array([float(x / z) for x in w])
+
+
+@pytest.mark.parametrize("tries", [0, xs._SCALAR_TRIES])
+@pytest.mark.parametrize("d, a, b, counts", [
+    ([0, 1, 2, 3, 0, 5], 1, 1, None),                       # ties at the top
+    ([0, 3, 30, 6], 1, 0, None),                            # one candidate 30 scales below
+    ([0, 1363149, 5 << 20], 3, 22, None),                   # float-lattice sizes
+    ([0, 2, 41, 38, 39], 1, 0, [1, 3, 5, 7, 2]),            # weighted levels, q >= J
+    ([0, 45, 44, 3], 1, 0, [1, 10**18, 3 * 10**17, 2]),     # the far group holds the mass
+    ([0, 0, 1, 2], 0, 0, [1, 2, 3, 4]),                     # γ = 0: proportional to counts
+])
+def test_single_draw_matches_exact_pmf(monkeypatch, tries, d, a, b, counts):
+    # One draw per call: a few scalar proposals, then the envelope (tries=0 forces it).
+    monkeypatch.setattr(xs, "_SCALAR_TRIES", tries)
+    n = 20_000
+    d = np.array(d, dtype=np.int64)
+    c = None if counts is None else np.array(counts, dtype=np.int64)
+    pmf = _weighted_pmf(d, a, b, np.ones(d.size, dtype=object) if c is None else counts)
+    rng = np.random.default_rng(11)
+    got = np.bincount([xs._sample_one(rng, d, a, b, c) for _ in range(n)], minlength=d.size)
+    keep = pmf * n > 5
+    assert stats.chisquare(got[keep], pmf[keep] / pmf[keep].sum() * got[keep].sum()
+                           ).pvalue > ALPHA
+    assert got[~keep].sum() <= max(10, 10 * n * pmf[~keep].sum())
+
+
+def test_envelope_table_is_exact():
+    # floor(e^-j 2^n) against mpmath at 300 digits, and the table K_j = floor + 1 > e^-j 2^P.
+    with mpmath.workdps(300):
+        for j, n in [(1, 0), (1, 2), (3, 96), (40, 96), (17, 300), (40, 1000)]:
+            exact = mpmath.floor(mpmath.exp(-j) * mpmath.mpf(2) ** n)
+            assert xs._exp_neg_floor(j, n) == int(exact)
+        table = xs._envelope_table()
+        assert table[0] == 1 << xs._ENV_P
+        for j in range(1, xs._ENV_J + 1):
+            x = mpmath.exp(-j) * mpmath.mpf(2) ** xs._ENV_P
+            assert table[j] - 1 < x < table[j]
+
+
+def test_fractional_coins_law():
+    # Bernoulli(frac(e^-j 2^n)) (the rare branch of the table coin), and the table coin
+    # given v = floor(e^-j 2^P), where it must equal that fractional part.
+    n_draws = 100_000
+    for j, n in [(1, 2), (2, 5)]:
+        words = xs._Words(np.random.default_rng(j))
+        hits = sum(xs._frac_coin(words, j, n) for _ in range(n_draws))
+        p = float(mpmath.frac(mpmath.exp(-j) * 2**n))
+        assert stats.binomtest(hits, n_draws, p).pvalue > ALPHA
+    words = xs._Words(np.random.default_rng(3))
+    top = xs._envelope_table()[5] - 1
+    hits = sum(xs._table_coin(words, 5, top) for _ in range(n_draws))
+    p = float(mpmath.frac(mpmath.exp(-5) * mpmath.mpf(2) ** xs._ENV_P))
+    assert stats.binomtest(hits, n_draws, p).pvalue > ALPHA
+    assert all(xs._table_coin(words, 5, v) for v in (0, top - 1))
+
+
+def test_scalar_coins_law():
+    words = xs._Words(np.random.default_rng(8))
+    n = 100_000
+    for a, b, d in [(1, 0, 1), (3, 2, 1), (5, 3, 7), (7, 40, 3 << 38)]:
+        hits = sum(xs._py_coin(words, d, a, b) for _ in range(n))
+        assert stats.binomtest(hits, n, math.exp(-a * d / 2**b)).pvalue > ALPHA
+
+
+def test_uniform_words_below_large_bounds():
+    words = xs._Words(np.random.default_rng(2))
+    for bound in [3, (1 << 64) - 1, 3 << 70]:
+        draws = [words.below(bound) for _ in range(30_000)]
+        assert 0 <= min(draws) and max(draws) < bound
+        k = min(bound, 6)
+        cells = np.bincount([x * k // bound for x in draws], minlength=k)
+        assert stats.chisquare(cells).pvalue > ALPHA
+
+
+def test_mechanism_single_draws_law():
+    # Calls of one draw each (the scalar path) against the exact lattice law.
+    scores = np.array([0.0, -np.inf, -1.0, -2.5, -0.25, -9.0])
+    mech = ExponentialMechanism(1.5, 1.0)
+    g, _, a, b = mech.lattice()
+    allowed = np.isfinite(scores)
+    pmf = np.zeros(scores.size)
+    pmf[allowed] = [float(p) for p in _exact_pmf(np.rint(scores[allowed] / g), a, b)]
+    rng = np.random.default_rng(21)
+    n = 20_000
+    counts = np.bincount([mech(scores, rng) for _ in range(n)], minlength=scores.size)
+    assert counts[~allowed].sum() == 0
+    keep = pmf * n > 5
+    assert stats.chisquare(counts[keep], pmf[keep] / pmf[keep].sum() * counts[keep].sum()
+                           ).pvalue > ALPHA
+
+
+def test_one_clear_winner_among_many_is_cheap():
+    # Large ε, one best candidate among a million: the envelope draws it after a few
+    # proposals (uniform proposals would need about a million).
+    m = 1_000_000
+    scores = np.zeros(m)
+    scores[777] = 1.0
+    rng, probe = np.random.default_rng(0), np.random.default_rng(0)
+    assert ExponentialMechanism(1000.0, 1.0)(scores, rng) == 777
+    # PCG64 steps once per 64-bit word: the draw used fewer than 200 words.
+    for _ in range(200):
+        if probe.bit_generator.state == rng.bit_generator.state:
+            break
+        probe.bit_generator.random_raw(1)
+    assert probe.bit_generator.state == rng.bit_generator.state

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -275,3 +277,24 @@ def test_kept_candidates_do_not_hold_their_blocks():
     sel = streamed_exponential_mechanism(blocks, 1.0, 1.0, np.random.default_rng(0),
                                          integer=True)
     assert sel.candidate.base is None  # a copy, not a view into the block's array
+
+
+def test_streamed_law_with_one_best_candidate_among_many():
+    # A best level of one candidate, 20,000 one error worse and a far level: the few
+    # uniform proposals are nearly always rejected and the envelope over the levels
+    # draws the level; its law must still be the exact one.
+    scores = np.concatenate([[0.0], np.full(20_000, -1.0), np.full(5, -40.0)])
+    eps, n = 14.0, 4_000  # γ = 7 per error
+    w = np.array([1.0, 20_000 * math.exp(-7.0), 5 * math.exp(-280.0)])
+    p = w / w.sum()
+    rng = np.random.default_rng(9)
+    parts = [scores[:7_000], scores[7_000:]]
+    idx = np.array([streamed_exponential_mechanism(parts, eps, 1.0, rng, integer=True).index
+                    for _ in range(n)])
+    level = np.where(idx == 0, 0, np.where(idx <= 20_000, 1, 2))
+    counts = np.bincount(level, minlength=3)
+    assert counts[2] == 0
+    assert stats.chisquare(counts[:2], p[:2] / p[:2].sum() * n).pvalue > 1e-6
+    # Within the level the kept candidate is uniform (first half vs second half).
+    inside = idx[level == 1]
+    assert stats.binomtest(int((inside <= 10_000).sum()), inside.size, 0.5).pvalue > 1e-6
