@@ -336,30 +336,19 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
                                            trusted=public)
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
-        if (~public).any() and not self.nonprivate and self.tol < _MIN_PRIVATE_TOL:
-            raise ValueError(
-                f"tol={self.tol!r} is below {_MIN_PRIVATE_TOL:g}, the smallest tolerance of a "
-                "private fit: near float64's rounding error the solver may not reach it, and "
-                "whether it does depends on the private rows. Use tol >= "
-                f"{_MIN_PRIVATE_TOL:g} (the default is 1e-10). Nothing was charged."
-            )
-        self._warn_if_public_rows_clipped(X[public])
-
+        has_private = bool((~public).any())
         # Everything that sets the noise comes from parameters and the public mask only.
         n = X.shape[0]
-        norm = math.sqrt(self.data_norm**2 + (self.intercept_scaling**2 if self.fit_intercept else 0))
-        lam = 1.0 / (self.C * n * norm**2)
-        has_private = bool((~public).any())
+        eps_each, lam, norm = self._private_plan(n, int(public.sum()), X.shape[1],
+                                                 len(self.classes_))
+        self._warn_if_public_rows_clipped(X[public])
         if not has_private:
-            eps_each, events = math.inf, []
+            events = []
         elif self.nonprivate:
-            eps_each, events = math.inf, [nonprivate_event()]
+            events = [nonprivate_event()]
         else:
-            eps_each = calibrate_pure_epsilon(self.epsilon, self.delta, n_problems)
-            mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
-            self._check_reachable(mechanism, X.shape[1] + bool(self.fit_intercept),
-                                  int(public.sum()))
-            events = [mechanism.event(count=n_problems)]
+            events = [ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
+                      .event(count=n_problems)]
         self._charge(events)
 
         rng = self._make_rng()
@@ -371,6 +360,32 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         with single_blas_thread_if_small(X_hat.shape[1]):
             return self._solve_all(y, X_hat, public, norm, has_private, mechanism,
                                    row_weight, n_problems, rng)
+
+    def _private_plan(self, n, n_public, n_features, n_classes):
+        """(ε per problem, λ, row norm) of a fit, with its refusals, before any charge.
+
+        Reads parameters and the public sizes only (rows, public rows, features, classes),
+        so a meta-estimator that charges for this learner's fits (STR's rounds) can make
+        the same refusals before its own charge. ε is ``inf`` for a fit with no private
+        row or ``epsilon=np.inf``.
+        """
+        norm = math.sqrt(self.data_norm**2
+                         + (self.intercept_scaling**2 if self.fit_intercept else 0))
+        lam = 1.0 / (self.C * n * norm**2)
+        if n_public == n or self.nonprivate:
+            return math.inf, lam, norm
+        if self.tol < _MIN_PRIVATE_TOL:
+            raise ValueError(
+                f"tol={self.tol!r} is below {_MIN_PRIVATE_TOL:g}, the smallest tolerance of a "
+                "private fit: near float64's rounding error the solver may not reach it, and "
+                "whether it does depends on the private rows. Use tol >= "
+                f"{_MIN_PRIVATE_TOL:g} (the default is 1e-10). Nothing was charged."
+            )
+        n_problems = 1 if n_classes == 2 else n_classes
+        eps_each = calibrate_pure_epsilon(self.epsilon, self.delta, n_problems)
+        mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
+        self._check_reachable(mechanism, n_features + bool(self.fit_intercept), n_public)
+        return eps_each, lam, norm
 
     def _check_reachable(self, mechanism, dim, n_public):
         """Refuse, before the charge, a fit whose ``tol`` float64 cannot certify.

@@ -771,6 +771,21 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             plan, rr = self._plan_private(n_c, n_l, X.shape[1])
             keys = ("accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
                     "learner_delta", "round_epsilon", "round_delta")
+            check = getattr(base, "_private_plan", None)
+            if check is not None:  # the round learner's own refusals, before the charge
+                learner = clone(base).set_params(**{
+                    k: v for k, v in self._learner_params(
+                        base, True, None, plan["learner_epsilon"],
+                        plan["learner_delta"]).items() if k != "random_state"})
+                try:
+                    learner._private_plan(plan["subsample_size"], 0, X.shape[1],
+                                          len(self.classes_))
+                except ValueError as exc:
+                    raise ValueError(
+                        f"{type(self).__name__}'s base estimator would refuse every round's "
+                        f"fit (on subsample_size={plan['subsample_size']} rows at the "
+                        f"learner's epsilon={plan['learner_epsilon']:.4g}, set by "
+                        f"base_epsilon): {exc}") from None
         params_event = {k: plan[k] for k in keys}
         central = PrivacyEvent("subsample-test-reweigh", "approx", plan["total_epsilon"],
                                plan["total_delta"], population="central", params=params_event)

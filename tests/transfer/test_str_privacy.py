@@ -266,3 +266,32 @@ def test_curator_guarantee_tight_matches_primitives():
     assert g.feasible == (g.total_epsilon <= eps)
     with pytest.raises(ValueError, match="accounting"):
         str_curator_guarantee(eps, dlt, n, kappa, m, T, accounting="rdp")
+
+
+def test_round_learner_refusals_come_before_the_charge():
+    # Red team 8, F2: DPLogisticRegression refuses tol below 1e-13 (and a tol float64
+    # cannot certify at its epsilon) before its own charge; as STR's round learner it
+    # refused inside round 1, after STR had charged its whole guarantee.
+    import warnings
+
+    from skhybrid.accounting import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.transfer import SubsampleTestReweigh
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    curator = np.arange(6000) < 3000
+    for base, base_eps, match in [
+        (DPLogisticRegression(tol=1e-17), 1.0, "tol=1e-17"),
+        (DPLogisticRegression(tol=1e-13), 1e-9, "cannot certify tol=1e-13"),
+    ]:
+        acc = PrivacyAccountant(100.0, 1e-3)
+        str_ = SubsampleTestReweigh(base, epsilon=4.0, delta=1e-5, max_iter=3, kappa=0.5,
+                                    alpha=0.2, base_epsilon=base_eps, classes=[0, 1],
+                                    accountant=acc, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            with pytest.raises(ValueError, match=f"would refuse every round's fit.*{match}"):
+                str_.fit(X, y, curator_mask=curator)
+        assert acc.spent() == (0.0, 0.0)
