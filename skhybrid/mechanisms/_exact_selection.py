@@ -116,54 +116,33 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
 
 
 def _lattice_values(scores, g, integer):
-    """``round(u/g)`` of every score (half to even), exactly, and whether they all fit int64.
+    """``round(u/g)`` of every score (half to even), exactly.
 
-    ``scores`` holds finite values: floats, or exact integers (an int64 array, or Python
-    ints in an object array). ``g`` is a power of two. Returns an int64 array when every
-    value lies below 2^62 in magnitude, else an object array of Python ints. Integer
-    scores never pass through a float, and ``u/g`` of a float is exact (a power-of-two
+    ``scores`` holds finite values: floats, or exact integers (an integer array, or Python
+    ints in an object array); ``g`` is a power of two. Returns an int64 array when every
+    value lies below 2^62 in magnitude, else an object array of Python ints. Integers
+    beyond 2^53 never pass through a float, and ``u/g`` of a float is exact (a power-of-two
     step), so nothing is rounded but the lattice rounding itself.
     """
     scores = np.asarray(scores)
-    exact_ints = scores.dtype.kind in "iu" or scores.dtype == object
-    if not exact_ints:
+    small_ints = (scores.dtype.kind in "iu" and scores.size
+                  and -(1 << 53) < scores.min() and scores.max() < 1 << 53)
+    if scores.dtype.kind not in "iuO" or small_ints:  # float64 holds these exactly
         scores = scores.astype(float, copy=False)
-        if integer:
-            if np.any(scores != np.round(scores)):
-                raise ValueError("scores must be integers for an integer selection lattice.")
-            k = scores
-        else:
-            with np.errstate(over="ignore"):
-                k = np.rint(scores / g)  # exact, unless it overflows to inf (handled below)
+        if integer and np.any(scores != np.round(scores)):
+            raise ValueError("scores must be integers for an integer selection lattice.")
+        with np.errstate(over="ignore"):
+            k = scores if integer else np.rint(scores / g)  # exact, or inf on overflow
         if np.all(np.abs(k) < _INT64_SAFE):
             return k.astype(np.int64)
-        frac_g = Fraction(g)
-        return np.array([int(round(Fraction(float(u)) / frac_g)) for u in scores],
-                        dtype=object)
-    if integer or g == 1.0:
-        values = scores
-    elif scores.dtype != object and np.all(np.abs(scores) < 1 << 53):
-        # exact in float64: |u| < 2^53 and g a power of two
-        with np.errstate(over="ignore"):
-            values = np.rint(scores.astype(float) / g)
-        if np.all(np.abs(values) < _INT64_SAFE):
-            return values.astype(np.int64)
-        values = np.array([int(v) for v in values], dtype=object)
-    else:
-        frac_g = Fraction(g)
-        values = np.array([int(round(Fraction(int(u)) / frac_g)) for u in scores],
-                          dtype=object)
-    values = [int(v) for v in values] if values.dtype == object else values
-    if isinstance(values, list):
-        if all(-_INT64_SAFE < v < _INT64_SAFE for v in values):
-            return np.array(values, dtype=np.int64)
-        return np.array(values, dtype=object)
-    if values.dtype.kind == "u" and np.any(values >= _INT64_SAFE):
-        return np.array([int(v) for v in values], dtype=object)
-    values = values.astype(np.int64)
-    if np.all(np.abs(values) < _INT64_SAFE):  # (int64 min: abs overflows to itself)
-        return values
-    return np.array([int(v) for v in values], dtype=object)
+        exact = (Fraction(float(u)) for u in scores)
+    else:  # large or unbounded integers: Python ints throughout
+        exact = (Fraction(int(u)) for u in scores)
+    step = Fraction(g)
+    k = [round(u / step) for u in exact]
+    if all(-_INT64_SAFE < v < _INT64_SAFE for v in k):
+        return np.array(k, dtype=np.int64)
+    return np.array(k, dtype=object)
 
 
 def snap_scores(scores, g, integer=False):
