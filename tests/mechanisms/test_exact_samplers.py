@@ -13,6 +13,8 @@ from skhybrid.mechanisms import GaussianMechanism, LaplaceMechanism, laplace_mec
 from skhybrid.mechanisms import _noise
 from skhybrid.mechanisms.laplace import laplace_lattice
 
+from ._rngs import ZeroFirst
+
 
 @pytest.mark.parametrize("num, den", [(0, 1), (1, 3), (3, 3), (7, 2), (25, 10)])
 def test_bernoulli_exp_matches_exp_minus_gamma(num, den):
@@ -222,18 +224,8 @@ def test_exp_minus_one_coins_law_and_their_tail():
     n = 400_000
     coins = _noise._exp_minus_one_coins(np.random.default_rng(6), (n // 2, 2))
     assert stats.binomtest(int(coins.sum()), n, math.exp(-1)).pvalue > ALPHA
-
-    class _ZeroFirst:  # U = 0 (probability 1/12!): the algorithm continues from k = 13
-        def __init__(self):
-            self.rng, self.first = np.random.default_rng(0), True
-
-        def integers(self, low, high, size):
-            if self.first:
-                self.first = False
-                return np.zeros(size, dtype=np.int64)
-            return self.rng.integers(low, high, size)
-
-    out = _noise._exp_minus_one_coins(_ZeroFirst(), (50_000,))
+    # U = 0 (probability 1/12!): the algorithm continues from k = 13
+    out = _noise._exp_minus_one_coins(ZeroFirst(), (50_000,))
     p_odd = sum(1 / math.factorial(k - 1) - 1 / math.factorial(k) for k in range(13, 60, 2))
     assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(12)).pvalue > ALPHA
 

@@ -24,6 +24,8 @@ from skhybrid.mechanisms import _noise
 from skhybrid.mechanisms._noise import record_noise
 from skhybrid.ppm._scoring import streamed_exponential_mechanism
 
+from ._rngs import ZeroFirst
+
 ALPHA = 1e-6
 #: Kinds of draw a selection may make: exact samplers only.
 EXACT_KINDS = {"exact_exponential", "discrete_laplace"}
@@ -306,18 +308,8 @@ def test_exp_minus_one_coin_law_and_its_tail():
     n = 400_000
     hits = int(_noise._bernoulli_exp_minus_one(np.random.default_rng(5), n).sum())
     assert stats.binomtest(hits, n, math.exp(-1)).pvalue > ALPHA
-
-    class _ZeroFirst:  # U = 0 (probability 1/20!): the algorithm continues from k = 21
-        def __init__(self):
-            self.rng, self.first = np.random.default_rng(0), True
-
-        def integers(self, low, high, size):
-            if self.first:
-                self.first = False
-                return np.zeros(size, dtype=np.int64)
-            return self.rng.integers(low, high, size)
-
-    out = _noise._bernoulli_exp_minus_one(_ZeroFirst(), 50_000)
+    # U = 0 (probability 1/20!): the algorithm continues from k = 21
+    out = _noise._bernoulli_exp_minus_one(ZeroFirst(), 50_000)
     # Given K > 20: K = 21 w.p. 20/21, so the coin is 1 (K odd) w.p. about 0.95.
     p_odd = sum((1 / math.factorial(k - 1) - 1 / math.factorial(k)) for k in range(21, 60, 2))
     assert stats.binomtest(int(out.sum()), out.size, p_odd * math.factorial(20)).pvalue > ALPHA
