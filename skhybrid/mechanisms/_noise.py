@@ -353,18 +353,32 @@ def _run_lengths(rng, size):
 # than through numpy calls (a few microseconds each); the comparisons are the same.
 
 
-class _Words:
-    """Uniform 64-bit words from ``rng.bit_generator.random_raw``, a few at a time."""
+#: Bit generators whose raw outputs are full 64-bit words. MT19937's (what a
+#: ``RandomState`` becomes) are 32-bit: read as 64-bit words, their top bit is always 0.
+_RAW_64_BIT = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
 
-    __slots__ = ("_raw", "_buf")
+
+class _Words:
+    """Uniform 64-bit words from the generator, a few at a time.
+
+    Raw outputs where they are 64-bit words (:data:`_RAW_64_BIT`), else full words from
+    ``rng.integers(0, 2^64, dtype=uint64)``, which combines narrower raw outputs.
+    """
+
+    __slots__ = ("_fill", "_buf")
 
     def __init__(self, rng):
-        self._raw = rng.bit_generator.random_raw
+        bit_generator = rng.bit_generator
+        if isinstance(bit_generator, _RAW_64_BIT):
+            raw = bit_generator.random_raw
+            self._fill = lambda: raw(16).tolist()
+        else:
+            self._fill = lambda: rng.integers(0, 1 << 64, 16, dtype=np.uint64).tolist()
         self._buf = []
 
     def word(self):
         if not self._buf:
-            self._buf = self._raw(16).tolist()
+            self._buf = self._fill()
         return self._buf.pop()
 
     def bits(self, b):
