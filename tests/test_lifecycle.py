@@ -100,12 +100,19 @@ def test_released_models_keep_the_users_accountant():
     assert s.hypothesis_.accountant is acc
 
 
+class _RefusesInFit(DPLogisticRegression):
+    """A round learner whose refusal only its fit makes (as a third-party learner's)."""
+
+    def fit(self, X, y, **fit_params):
+        raise ValueError("this learner refuses every fit. Nothing was charged.")
+
+
 def test_str_says_its_charge_stands_when_the_base_refuses_a_round():
     Xs, ys = make_classification(n_samples=9000, n_features=4, random_state=0)
     Xs /= np.abs(Xs).max()
     curator = np.arange(9000) < 4000
     acc = PrivacyAccountant(epsilon=100.0, delta=1e-3)
-    s = SubsampleTestReweigh(DPLogisticRegression(tol=1e-15), epsilon=4.0, delta=1e-6,
+    s = SubsampleTestReweigh(_RefusesInFit(), epsilon=4.0, delta=1e-6,
                              max_iter=1, subsample_size=60, kappa=1.0, classes=[0, 1],
                              accountant=acc)
     with warnings.catch_warnings():
@@ -114,3 +121,20 @@ def test_str_says_its_charge_stands_when_the_base_refuses_a_round():
             s.fit(Xs, ys, curator_mask=curator)
     assert "Nothing was charged" not in str(refused.value)
     assert acc.events  # the charge was made
+
+
+def test_str_makes_a_dp_learners_own_refusals_before_charging():
+    # DPLogisticRegression refuses tol below 1e-13 before its charge; as STR's round
+    # learner the same refusal now comes before STR's charge too.
+    Xs, ys = make_classification(n_samples=9000, n_features=4, random_state=0)
+    Xs /= np.abs(Xs).max()
+    acc = PrivacyAccountant(epsilon=100.0, delta=1e-3)
+    s = SubsampleTestReweigh(DPLogisticRegression(tol=1e-15), epsilon=4.0, delta=1e-6,
+                             max_iter=1, subsample_size=60, kappa=1.0, classes=[0, 1],
+                             accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="would refuse every round's fit.*Nothing was "
+                                             "charged"):
+            s.fit(Xs, ys, curator_mask=np.arange(9000) < 4000)
+    assert not acc.events

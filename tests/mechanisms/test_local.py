@@ -245,3 +245,17 @@ def test_events_are_local_pure_epsilon():
 def test_validation_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_gaussian_randomized_response_refuses_a_lattice_that_rounds_the_bits_away():
+    # Red team 9, F2: at epsilon=1e-3, delta=1e-6 the noise needs more than 4096 integer
+    # steps, the lattice step became 4, and every bit rounded to 0: private, but every
+    # report was pure noise (the mean of the reports estimated 0 whatever the bits).
+    from skhybrid.mechanisms import GaussianRandomizedResponse
+
+    with pytest.raises(ValueError, match=r"carry no information.*epsilon >= about 0.00132"):
+        GaussianRandomizedResponse(1e-3, 1e-6)
+    rr = GaussianRandomizedResponse(1.4e-3, 1e-6)
+    assert rr.lattice_step == 1.0
+    reports = rr(np.ones(200_000, dtype=int), np.random.default_rng(0))
+    assert abs(reports.mean() - 1.0) < 5 * rr.sigma / math.sqrt(reports.size)
