@@ -763,7 +763,11 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
             if not curator_only:
                 events.append(nonprivate_event("local", name))
         else:
-            floor = resolve_floor(eps_par, self.rate, self.floor)
+            floor = resolve_floor(
+                eps_par, self.rate, self.floor,
+                context=f"{name}(epsilon={self.epsilon!r}) learns the parity at "
+                        f"epsilon={eps_par:.4g}"
+                        + (" (half of epsilon: curator_mask=None)" if curator_only else ""))
             events = [parity_event(eps_par, rate=self.rate, floor=floor,
                                    n_chunks=int(self.n_chunks), source=name)]
             if curator_only:

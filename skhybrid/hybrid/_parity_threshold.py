@@ -435,7 +435,11 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
             return events + ([nonprivate_event("local", name)] if has_local else [])
         eps_blocks = self.epsilon / 2 if curator_only else self.epsilon
         eps_block = calibrate_pure_epsilon(eps_blocks, 0.0, K)
-        floor = resolve_floor(eps_block, self.rate, self.floor)
+        floor = resolve_floor(
+            eps_block, self.rate, self.floor,
+            context=f"{name}(epsilon={self.epsilon!r}) learns each of its K={K} parity "
+                    f"blocks at epsilon={eps_block:.4g}"
+                    + (" (half of epsilon: curator_mask=None)" if curator_only else ""))
         events = [parity_event(eps_block, count=K, rate=self.rate, floor=floor,
                                n_boost=int(self.n_boost), source=name)]
         if curator_only:

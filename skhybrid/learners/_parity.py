@@ -63,13 +63,19 @@ def parity_event(epsilon, count=1, rate="tanh", floor=0.5, population="central",
                         params={"rate": rate, "floor": float(floor), **params})
 
 
-def resolve_floor(epsilon, rate, floor):
+def resolve_floor(epsilon, rate, floor, context=""):
     """The ⊥ floor to use: ``floor`` checked against ``(1-p)/(3-p)``, or that minimum for "min".
 
     PPAR is ``ln((1+p)/(1-p))``-DP iff ``floor ≥ (1-p)/(3-p)`` (docs/notes/building_blocks.rst)
     (≈ 1/3 for small ε); the minimum gives the most non-⊥ outputs at the same ε.
+    ``context`` (how the caller's ε became this one) prefixes a refusal of ``rate``.
     """
-    p = _inclusion_rate(epsilon, rate)
+    try:
+        p = _inclusion_rate(epsilon, rate)
+    except ValueError as exc:
+        if not context:
+            raise
+        raise ValueError(f"{context}: {exc}") from None
     if isinstance(floor, str):
         if floor != "min":
             raise ValueError(f"floor must be a probability or 'min', got {floor!r}.")

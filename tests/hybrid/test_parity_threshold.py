@@ -310,3 +310,16 @@ def test_routing_splits_curator_mask():
     assert len(FIT_LOG) == 3 + 5
     for rows, received in FIT_LOG:
         np.testing.assert_array_equal(received, mask[rows])
+
+
+def test_klnrs_refusal_names_the_users_epsilon_and_the_split():
+    # Red team 9, F3: the refusal named the per-block epsilon (4, from 16 halved and split
+    # over K = 2 blocks) as if the user had passed it.
+    X = np.random.default_rng(0).integers(0, 2, (50, 4))
+    clf = ParityThresholdClassifier(threshold_bits=1, alpha=0.5, epsilon=16.0, rate="klnrs",
+                                    classes=[0, 1])
+    with pytest.raises(ValueError, match=r"ParityThresholdClassifier\(epsilon=16.0\) learns "
+                                         r"each of its K=\d+ parity blocks at epsilon=4 "
+                                         r"\(half of epsilon: curator_mask=None\): "
+                                         r"rate='klnrs'"):
+        clf.fit(X, X[:, 0])
