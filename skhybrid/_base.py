@@ -6,7 +6,7 @@ import warnings
 import weakref
 from numbers import Integral
 
-from ._validation import check_delta, check_epsilon, check_generator
+from ._validation import check_delta, check_epsilon, check_generator, check_random_state_kind
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
 from .accounting._accountant import _relabel, best_view
 from .exceptions import SeedReuseWarning
@@ -142,6 +142,10 @@ class PrivateEstimatorMixin:
         :class:`~skhybrid.accounting.BudgetExceededError` (nothing computed) if over budget.
         """
         source = type(self).__name__
+        # the generator is made after the charge (_make_rng): refuse a kind it cannot use
+        # now, or the whole charge would be spent on a fit that then raises
+        check_random_state_kind(getattr(self, "random_state", None),
+                                suffix=" Nothing was charged.")
         # labelled as the ledger labels them
         events = [_relabel(e, source) for e in events if e is not None]
         if self.accountant is not None:

@@ -268,16 +268,29 @@ def check_generator(random_state, name="random_state"):
     A fixed seed reused across CV folds or refits reuses noise: fine for tests and
     reproductions, wrong for releases.
     """
+    check_random_state_kind(random_state, name)
     if random_state is None:
         return np.random.default_rng()
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.Generator(random_state._bit_generator)
-    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
-        return np.random.default_rng(int(random_state))
+    return np.random.default_rng(int(random_state))
+
+
+def check_random_state_kind(random_state, name="random_state", suffix=""):
+    """Refuse a ``random_state`` that :func:`check_generator` cannot use, without drawing.
+
+    ``suffix`` ends the message (an estimator checks before its charge: "Nothing was
+    charged.").
+    """
+    if random_state is None or isinstance(
+            random_state, (np.random.Generator, np.random.RandomState)) or (
+            isinstance(random_state, Integral) and not isinstance(random_state, bool)):
+        return
     raise ValueError(
-        f"{name} must be None, an int, a numpy RandomState or Generator; got {random_state!r}."
+        f"{name} must be None, an int, a numpy RandomState or Generator; got "
+        f"{random_state!r}.{suffix}"
     )
 
 

@@ -138,3 +138,21 @@ def test_str_makes_a_dp_learners_own_refusals_before_charging():
                                              "charged"):
             s.fit(Xs, ys, curator_mask=np.arange(9000) < 4000)
     assert not acc.events
+
+
+@pytest.mark.parametrize("random_state", [True, False])
+def test_a_random_state_the_fit_cannot_use_is_refused_before_the_charge(random_state):
+    # Red team 10, F2: scikit-learn's parameter check accepts a bool; the generator is
+    # made after the charge, which then stood for a fit that raised.
+    from skhybrid.hybrid import SelectThenEstimate
+
+    acc = PrivacyAccountant(epsilon=10.0)
+    for est in (DPLogisticRegression(accountant=acc), SelectThenEstimate(accountant=acc)):
+        est.set_params(random_state=random_state)
+        X = np.ones((20, 2), dtype=int)
+        with pytest.raises(ValueError, match="random_state must be.*Nothing was charged"):
+            if isinstance(est, SelectThenEstimate):
+                est.fit(X)
+            else:
+                est.fit(X.astype(float), np.arange(20) % 2)
+    assert not acc.events
