@@ -18,6 +18,45 @@ RANGE_STEPS = 2**50
 _INT_CLAMP = 2**62
 
 
+def exact_values(value, name="value"):
+    """``value`` as an array whose numbers the lattice code reads exactly.
+
+    Integer and float64 (or narrower float) arrays pass as they are. An object array of
+    integers becomes int64, clamped to ±2^62 as :func:`lattice_index` clamps integer
+    input anyway; any other object array, or a wider float, is cast to float64 only if the
+    cast is exact: float64 rounds integers beyond 2^53, which moves neighbours further
+    apart on the lattice than the calibration pays for. Strings are refused. No value is
+    printed.
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iub" or (arr.dtype.kind == "f" and arr.dtype.itemsize <= 8):
+        return arr
+    if arr.dtype == object and all(isinstance(v, (int, np.integer))
+                                   for v in arr.ravel().tolist()):
+        clamp = _INT_CLAMP
+        return np.array([max(-clamp, min(clamp, int(v))) for v in arr.ravel().tolist()],
+                        dtype=np.int64).reshape(arr.shape)
+    exact = False
+    if arr.dtype == object:  # Python compares int and float exactly
+        try:
+            items = arr.ravel().tolist()
+            floats = [float(v) for v in items]
+            exact = all(f == v or f != f for f, v in zip(floats, items))
+        except (TypeError, ValueError, OverflowError):
+            exact = False
+        if exact:
+            return np.array(floats, dtype=np.float64).reshape(arr.shape)
+    elif arr.dtype.kind == "f":  # wider than float64
+        cast = arr.astype(np.float64)
+        if np.all((cast.astype(arr.dtype) == arr) | np.isnan(arr)):
+            return cast
+    if arr.dtype == object or arr.dtype.kind == "f":
+        raise ValueError(
+            f"{name} holds numbers that float64 would round (integers beyond 2^53 mixed with "
+            "floats, or wider floats): pass integers as an integer array, or float64 values.")
+    raise ValueError(f"{name} must be numbers; got an array of dtype {arr.dtype.kind!r}.")
+
+
 def lattice_index(value, g):
     """Index of the lattice point nearest ``value`` on the lattice ``g Z`` (g a power of
     two), rounding half to even, clamped to ``±RANGE_STEPS``; int64.

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _noise
 from .._validation import check_generator
-from ._base import Mechanism, check_epsilon, check_sensitivity
+from ._base import Mechanism, check_epsilon, check_sensitivity, exact_values
 from ._exact_selection import (
     dyadic_floor,
     sample_exponential,
@@ -46,7 +46,7 @@ def _check_scores(scores, excluded=-np.inf):
         if raw.dtype.kind == "i" and not (raw.min() <= -(1 << 62) or raw.max() >= 1 << 62):
             return raw.astype(np.int64)
         return np.array([int(v) for v in raw], dtype=object)
-    scores = raw.astype(float)
+    scores = exact_values(raw, "scores").astype(float)  # refuses what float64 would round
     if np.isnan(scores).any() or (scores == -excluded).any():
         raise ValueError(
             f"scores must not contain NaN or {-excluded} (use {excluded} to exclude a candidate)."

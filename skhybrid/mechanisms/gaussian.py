@@ -8,7 +8,7 @@ from scipy.optimize import brentq
 from ..accounting import _composition as comp
 from . import _noise
 from .._validation import check_generator
-from ._base import (Mechanism, check_delta, check_epsilon, check_sensitivity,
+from ._base import (Mechanism, check_delta, check_epsilon, check_sensitivity, exact_values,
                     lattice_index)
 
 __all__ = ["GaussianMechanism", "gaussian_mechanism", "gaussian_lattice", "zcdp_rho_for"]
@@ -206,7 +206,7 @@ class GaussianMechanism(Mechanism):
         per release); default ``value.size`` (one release).
         """
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
-        arr = np.asarray(value)
+        arr = exact_values(value)
         integer = np.issubdtype(arr.dtype, np.integer)
         if not integer and not np.all(np.isfinite(arr.astype(np.float64))):
             raise ValueError("The Gaussian mechanism needs finite values (got NaN or inf).")

@@ -7,7 +7,14 @@ import numpy as np
 
 from . import _noise
 from .._validation import check_generator
-from ._base import RANGE_STEPS, Mechanism, check_epsilon, check_sensitivity, lattice_index
+from ._base import (
+    RANGE_STEPS,
+    Mechanism,
+    check_epsilon,
+    check_sensitivity,
+    exact_values,
+    lattice_index,
+)
 
 __all__ = ["LaplaceMechanism", "laplace_mechanism", "laplace_lattice"]
 
@@ -166,7 +173,7 @@ class LaplaceMechanism(Mechanism):
         (see :meth:`value_bound`).
         """
         rng = check_generator(rng, "rng")  # (an int seeds; None: fresh entropy)
-        arr = np.asarray(value)
+        arr = exact_values(value)
         integer = np.issubdtype(arr.dtype, np.integer)
         if not integer and not np.all(np.isfinite(arr.astype(np.float64))):
             raise ValueError("The Laplace mechanism needs finite values (got NaN or inf).")

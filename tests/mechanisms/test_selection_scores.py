@@ -145,3 +145,30 @@ def test_frank_wolfe_fit_at_the_smallest_epsilon_runs():
                                          solver="two-stage-fw", random_state=0)
     reg.fit(X, y, public_mask=public)
     assert reg.privacy_spent_["central"] == pytest.approx((1e-11, 0.0))
+
+
+def test_containers_that_float64_would_round_are_exact_or_refused():
+    # Red team 10, F1: object arrays of Python ints, pandas object Series, longdouble and
+    # strings went through a float64 cast before the lattice: an index shift of 1,026
+    # steps where 1,025 are paid (Laplace, Δ = 16399.2), and for mixed object scores an
+    # exponential-mechanism ratio of e^1.43 at a charged e^1.
+    from skhybrid.mechanisms import LaplaceMechanism
+    from skhybrid.mechanisms._base import exact_values
+
+    x, xp = 9007200328482824, 9007200328482824 + 16399
+    mech = LaplaceMechanism(1.0, 16399.2)
+    for make in (lambda v: np.array([v], dtype=np.int64),
+                 lambda v: np.array([v], dtype=object)):
+        a, b = (mech(make(v), np.random.default_rng(1))[0] for v in (x, xp))
+        assert round((b - a) / 16.0) == 1025  # the same seed: the lattice shift alone
+    odd = x + 1  # not a float64
+    for bad in (np.array([odd], dtype=np.longdouble), np.array([str(odd)]),
+                np.array([odd, 2.5], dtype=object)):
+        with pytest.raises(ValueError) as err:
+            mech(bad, np.random.default_rng(0))
+        assert str(odd) not in str(err.value)
+    with pytest.raises(ValueError, match="float64 would round"):
+        ExponentialMechanism(1.0, 1.0, monotonic=True)(
+            np.array([BASE // 128 + 1, 2.0**53], dtype=object), np.random.default_rng(0))
+    assert exact_values(np.array([1, 2.5], dtype=object)).tolist() == [1.0, 2.5]
+    assert exact_values(np.array([1.5], dtype=np.longdouble)).dtype == np.float64
