@@ -771,8 +771,7 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
             plan, rr = self._plan_private(n_c, n_l, X.shape[1])
             keys = ("accounting", "max_iter", "kappa", "subsample_size", "learner_epsilon",
                     "learner_delta", "round_epsilon", "round_delta")
-            check = getattr(base, "_private_plan", None)
-            if check is not None:  # the round learner's own refusals, before the charge
+            if hasattr(base, "_private_plan"):  # the round learner's refusals, before the charge
                 learner = clone(base).set_params(**{
                     k: v for k, v in self._learner_params(
                         base, True, None, plan["learner_epsilon"],
