@@ -61,7 +61,6 @@ _INT_HIGH = np.iinfo(np.int64).max
 __all__ = [
     "NoiseDraw",
     "record_noise",
-    "laplace",
     "gaussian",
     "bernoulli",
     "coin_probability",
@@ -83,7 +82,7 @@ class NoiseDraw:
     Attributes
     ----------
     kind : str
-        Name of the primitive (``"laplace"``, ``"gaussian"``, ...).
+        Name of the primitive (``"discrete_laplace"``, ``"gaussian"``, ...).
     scale : float
         Its scale parameter (Laplace ``b``, Gaussian ``sigma``, the exponential
         mechanism's ``1/γ`` in score units,
@@ -151,12 +150,6 @@ def _size_of(size, *params):
         return size
     shape = np.broadcast_shapes(*(np.shape(p) for p in params))
     return shape or None
-
-
-def laplace(rng, scale, size=None, *, tag=None):
-    """Draw Laplace(0, ``scale``) noise."""
-    _record("laplace", scale, _size_of(size, scale), tag)
-    return rng.laplace(0.0, scale, size)
 
 
 def gaussian(rng, sigma, size=None, *, tag=None):
