@@ -144,27 +144,23 @@ def coupled_sampling_amplification(epsilon, delta, m, eta):
     """
     _check_eps_delta(epsilon, delta)
     _check_draws(m, eta)
-    em1 = math.expm1(epsilon)  # e^ε − 1
-    one_minus_inv = -math.expm1(-epsilon)  # 1 − e^{−ε}
-    log_a_m = m * math.log1p(eta * em1)
-    log_b_m = m * math.log1p(-eta * one_minus_inv)
-    eps_hat = log_a_m - log_b_m
+    eps_hat, slope = _amplification_terms(epsilon, m, eta)
     if eps_hat > 700.0:  # vacuous anyway; avoid overflow in e^{ε̂}
         return eps_hat, 1.0
-    delta_hat = delta * (math.exp(eps_hat) * -math.expm1(log_b_m) + math.expm1(log_a_m)) / em1
     # δ̂ ≥ 1 is vacuous; capping keeps callers' arithmetic finite.
-    return eps_hat, min(delta_hat, 1.0)
+    return eps_hat, min(delta * slope, 1.0)
 
 
-def _delta_hat_slope(epsilon, m, eta):
-    """δ̂/δ of :func:`coupled_sampling_amplification`, uncapped (``inf`` when ε̂ > 700)."""
-    em1 = math.expm1(epsilon)
+def _amplification_terms(epsilon, m, eta):
+    """ε̂ and δ̂/δ of :func:`coupled_sampling_amplification` (uncapped; the slope is ``inf``
+    when ε̂ > 700)."""
+    em1 = math.expm1(epsilon)  # e^ε − 1
     log_a_m = m * math.log1p(eta * em1)
-    log_b_m = m * math.log1p(-eta * -math.expm1(-epsilon))
+    log_b_m = m * math.log1p(-eta * -math.expm1(-epsilon))  # b = 1 − η(1 − e^{−ε})
     eps_hat = log_a_m - log_b_m
     if eps_hat > 700.0:
-        return math.inf
-    return (math.exp(eps_hat) * -math.expm1(log_b_m) + math.expm1(log_a_m)) / em1
+        return eps_hat, math.inf
+    return eps_hat, (math.exp(eps_hat) * -math.expm1(log_b_m) + math.expm1(log_a_m)) / em1
 
 
 def gaussian_rr_sigma(epsilon, delta):
@@ -344,7 +340,7 @@ def str_curator_guarantee(
             # δ̂ is linear in δ_M (until capped at 1): its slope, then spend δ/2 over T
             # rounds. (The slope was read off δ̂(1/2), which the cap flattens whenever
             # δ̂(1/2) >= 1: δ_M came out too large and feasible fits were refused.)
-            slope = _delta_hat_slope(learner_epsilon, m, eta)
+            slope = _amplification_terms(learner_epsilon, m, eta)[1]
             d_m = min(0.5 * delta / T / slope, 0.5) if slope > 0 else 0.5
         else:
             d_m = float(learner_delta)
