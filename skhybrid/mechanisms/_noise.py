@@ -71,6 +71,7 @@ __all__ = [
     "bernoulli_exp",
     "discrete_laplace",
     "discrete_gaussian",
+    "MAX_GAUSSIAN_SIGMA",
 ]
 
 _RECORDERS = []
@@ -551,6 +552,11 @@ def discrete_laplace(rng, t, size, *, unit=1.0, tag=None):
     return out.reshape(size) if size is not None else out[0]
 
 
+#: Largest integer ``sigma`` of :func:`discrete_gaussian` (its acceptance test squares
+#: |Y|·t − sigma², which must stay in int64).
+MAX_GAUSSIAN_SIGMA = 1 << 12
+
+
 def discrete_gaussian(rng, sigma, size, *, unit=1.0, tag=None):
     """Exact discrete Gaussian on the integers: P(x) proportional to exp(-x^2/(2 sigma^2)).
 
@@ -564,8 +570,9 @@ def discrete_gaussian(rng, sigma, size, *, unit=1.0, tag=None):
     Returns an int64 array of shape ``size``.
     """
     sigma = int(sigma)
-    if not 1 <= sigma <= 1 << 12:
-        raise ValueError(f"discrete_gaussian takes an integer sigma in [1, 4096]; got {sigma}.")
+    if not 1 <= sigma <= MAX_GAUSSIAN_SIGMA:
+        raise ValueError(f"discrete_gaussian takes an integer sigma in [1, "
+                         f"{MAX_GAUSSIAN_SIGMA}]; got {sigma}.")
     n = int(np.prod(size)) if size is not None else 1
     _record("discrete_gaussian", float(sigma) * unit, size, tag)
     s2, t = sigma * sigma, sigma + 1

@@ -96,7 +96,8 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
         sigma_int = max(1, math.ceil(max(shift / math.sqrt(2.0 * rho), min_sigma / g)))
         while shift**2 / (2.0 * sigma_int**2) > rho:
             sigma_int += 1
-        if sigma_int <= 4096 and (best is None or sigma_int * g < best[1] * best[0]):
+        fits = sigma_int <= _noise.MAX_GAUSSIAN_SIGMA
+        if fits and (best is None or sigma_int * g < best[1] * best[0]):
             best = (g, sigma_int, shift**2 / (2.0 * sigma_int**2))
         if best is not None and step > k + 2:
             break
@@ -105,9 +106,9 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
         # noise needs at least sqrt(n_values / (2 rho)) steps; the sampler takes 4096.
         raise ValueError(
             f"The exact Gaussian mechanism cannot release {n_values} values at zCDP "
-            f"rho={rho:.3g}: rounding to its lattice alone would need more than 4096 "
-            f"lattice steps of noise (rho must be at least about "
-            f"{n_values / (2 * 4096.0**2):.2g}). Raise epsilon or delta."
+            f"rho={rho:.3g}: rounding to its lattice alone would need more than "
+            f"{_noise.MAX_GAUSSIAN_SIGMA} lattice steps of noise (rho must be at least about "
+            f"{n_values / (2.0 * _noise.MAX_GAUSSIAN_SIGMA**2):.2g}). Raise epsilon or delta."
         )
     return best
 

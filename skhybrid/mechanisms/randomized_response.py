@@ -112,11 +112,12 @@ class GaussianRandomizedResponse(Mechanism):
         if self.lattice_step > 1.0:
             # A bit rounded to a lattice coarser than the integers is always 0: private,
             # but every report would be pure noise. Refuse (a function of ε and δ only).
-            eps_min = math.sqrt(2.0 * math.log(2.0 / self.delta)) / 4096
+            steps = _noise.MAX_GAUSSIAN_SIGMA
+            eps_min = math.sqrt(2.0 * math.log(2.0 / self.delta)) / steps
             raise ValueError(
                 f"Gaussian randomized response at epsilon={self.epsilon!r}, "
                 f"delta={self.delta!r} needs noise of standard deviation {sigma:.4g}, more "
-                "than the exact sampler's 4096 steps on the integer lattice: the bits "
+                f"than the exact sampler's {steps} steps on the integer lattice: the bits "
                 "would be rounded away and the reports carry no information about them. "
                 f"Use epsilon >= about {eps_min:.3g} (or a larger delta)."
             )
