@@ -13,8 +13,9 @@ accountant) as the peer where it does the same job:
    optimal homogeneous one). Peer: ``RdpAccountant`` on a self-composed Laplace event.
 3. NoisySGDClassifier at its defaults (n_steps=2000) on 2,000 rows: share of the fit
    spent calibrating the noise and computing the spend, with empty caches ("cold", the
-   first fit in a process) and after a fit with the same parameters ("warm", as in a
-   search's refits); the old all-order bisection alone for comparison; and the peer's
+   first fit in a process), the same on 1,990, 1,980, ... rows (one size per repeat: the
+   search's path, hence its cost, changes with η = 1/n, and 2,000 is one sample of it)
+   and after a fit with the same parameters ("warm", as in a search's refits); the old all-order bisection alone for comparison; and the peer's
    calibration of a Poisson-subsampled Gaussian to the same (ε, δ, steps)
    (``dp_accounting.calibrate_dp_mechanism`` with its RDP accountant: a different
    sampling model, shown for the order of magnitude).
@@ -68,6 +69,7 @@ def clear_caches():
     exist only in some revisions (``compare_revisions.py`` runs this script on others)."""
     for fn in (_rdp._epsilon_cached, _rdp._calibrate_cached, _rdp._rdp_one,
                getattr(_rdp, "_coarse_rdp_all", None), getattr(_rdp, "_conversion_cached", None),
+               getattr(_rdp, "_conversion_terms", None),
                _composition._log_binom,
                _composition._calibrate_pure_cached, _composition._optimal_homogeneous_epsilon,
                _privacy.str_curator_guarantee, _privacy._composed_epsilon):
@@ -156,13 +158,14 @@ def count_peer():
 # --------------------------------------------------------------------------- 3. SGD
 
 
-def sgd_share(cold):
+def sgd_share(cold, n=2000):
     from sklearn.datasets import make_classification
 
     from skhybrid.transfer import NoisySGDClassifier, _sgd
 
     X, y = make_classification(2000, 10, random_state=0)
     X /= np.linalg.norm(X, axis=1).max()
+    X, y = X[:n], y[:n]
     clf = NoisySGDClassifier(classes=[0, 1], random_state=0)
     if cold:
         clear_caches()
@@ -341,7 +344,7 @@ def main(argv=None):
     print("BLAS pinned to 1 thread; medians of", args.repeats, "interleaved repeats\n")
 
     res = {k: [] for k in ("sk10", "sklast", "sktot", "pe10", "pelast", "petot", "skcount",
-                           "pecount", "sgd_cold", "sgd_warm", "sgd_old", "sgd_peer",
+                           "pecount", "sgd_cold", "sgd_cold_n", "sgd_warm", "sgd_old", "sgd_peer",
                            "str_cold", "str_warm", "cold_sgd", "cold_sgd_known",
                            "cold_str", "cold_alone")}
     known_env = known_calibration_env() if 5 in sec else None
@@ -363,6 +366,8 @@ def main(argv=None):
                 if 3 in sec:
                     c, t = sgd_share(cold)
                     res["sgd_cold" if cold else "sgd_warm"].append((c, t))
+                    if cold:
+                        res["sgd_cold_n"].append(sgd_share(True, n=1990 - 10 * r))
                 if 4 in sec:
                     c, t = str_share(cold)
                     res["str_cold" if cold else "str_warm"].append((c, t))
@@ -395,11 +400,16 @@ def main(argv=None):
                   f"   ratio {med(res['skcount']) / med(res['pecount']):.2f}")
     if 3 in sec:
         print("\n3. NoisySGDClassifier fit (2,000 rows, n_steps=2000): calibration share")
-        for key, label in (("sgd_cold", "cold (first fit)"), ("sgd_warm", "warm (same params)")):
+        for key, label in (("sgd_cold", "cold (first fit)"),
+                           ("sgd_cold_n", "cold, n = 1990, 1980, ..."),
+                           ("sgd_warm", "warm (same params)")):
             c = med([x[0] for x in res[key]])
             t = med([x[1] for x in res[key]])
-            print(f"   {label:<20} calibration {c * 1e3:8.2f} ms of {t * 1e3:8.2f} ms  "
-                  f"({100 * c / t:5.1f} %)")
+            print(f"   {label:<27} calibration {c * 1e3:6.2f} ms of {t * 1e3:6.2f} ms  "
+                  f"({100 * c / t:5.1f} %)", end="")
+            shares = [x[0] / x[1] for x in res[key]]
+            print(f"  shares {100 * min(shares):.1f}-{100 * max(shares):.1f} %"
+                  if key == "sgd_cold_n" else "")
         print(f"   old all-order bisection alone: {med(res['sgd_old']) * 1e3:8.1f} ms")
         if peer:
             print(f"   dp-accounting calibrate_dp_mechanism (Poisson-subsampled Gaussian): "

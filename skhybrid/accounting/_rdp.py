@@ -185,7 +185,8 @@ def _rdp_one(al, eta, mu, n_grid=_N_GRID):
     s = _linspace(s_max, n_grid)
     log_f = _log_integrand(al, eta, mu, s)
     top = log_f.max()
-    integral = (np.exp(log_f - top) @ _simpson_weights(n_grid)) * (s_max / (n_grid - 1) / 3.0)
+    log_f -= top
+    integral = (np.exp(log_f, out=log_f) @ _simpson_weights(n_grid)) * (s_max / (n_grid - 1) / 3.0)
     log_b = math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral)
     return float(np.logaddexp(0.0, log_b) / (al - 1.0))
 
@@ -401,25 +402,56 @@ def _log_integrand(a, eta, mu, s):
     against 6e-12 at s = 60, μ = 1). Large μ (erfcx(x) overflows for x < −26) and any
     non-positive difference fall back to :func:`_log_gauss_curve`.
     """
-    return _log_weight(a, eta, s) + _log_gauss_curve_erfcx(mu, s) + s
+    out = _log_weight(a, eta, s)
+    curve = _log_gauss_curve_erfcx(mu, s)
+    if out.shape != curve.shape:  # (a broadcast the weight does not take)
+        out = out + curve
+    else:
+        out += curve
+    out += s
+    return out
+
+# The two helpers below work in place on a few arrays (the accounting's 8,001-point
+# integrand is bound by memory traffic, not by arithmetic); each in-place step is the
+# same IEEE operation on the same operands as the expression in its comment, so the
+# values are bit for bit those of the expressions.
 
 
 def _log_gauss_curve_erfcx(mu, s):
     """ln δ_G(s) in the erfcx form of :func:`_log_integrand`."""
     if np.all(mu <= 30.0):
-        z = mu / 2.0 - s / mu
+        z = np.divide(s, mu)
+        np.subtract(mu / 2.0, z, out=z)  # z = μ/2 − s/μ
         x = -_RSQRT2 * z
-        diff = erfcx(x) - erfcx(x + _RSQRT2 * mu)
+        diff = erfcx(x)
+        x += _RSQRT2 * mu
+        diff -= erfcx(x, out=x)  # erfcx(x) − erfcx(x + μ/√2)
         if (diff > 0).all():
-            return np.log(diff) - 0.5 * z * z - _LN2
+            np.log(diff, out=diff)
+            half_z2 = 0.5 * z
+            half_z2 *= z
+            diff -= half_z2
+            diff -= _LN2  # ln(diff) − ½z² − ln 2
+            return diff
     return _log_gauss_curve(mu, s)
 
 
 def _log_weight(a, eta, s):
     """ln[(1 + ηt)^{α−2} + (1 + ηt)^{−α−1}] at t = e^s − 1 (:func:`_log_integrand`)."""
-    log_u = s + np.log(eta + (1.0 - eta) * np.exp(-s))  # ln(1 + η(e^s − 1))
+    log_u = np.negative(s)
+    np.exp(log_u, out=log_u)
+    log_u *= 1.0 - eta
+    log_u += eta
+    np.log(log_u, out=log_u)
+    log_u += s  # s + ln(η + (1 − η)e^{−s}) = ln(1 + η(e^s − 1))
     # (the clip keeps exp out of the slow subnormal range; ln(1 + e^{-60}) is below 1e-26)
-    return (a - 2.0) * log_u + np.log1p(np.exp(np.maximum((1.0 - 2.0 * a) * log_u, -60.0)))
+    tail = (1.0 - 2.0 * a) * log_u
+    np.maximum(tail, -60.0, out=tail)
+    np.exp(tail, out=tail)
+    np.log1p(tail, out=tail)
+    head = (a - 2.0) * log_u
+    head += tail  # (α − 2)·ln u + ln(1 + e^{max((1 − 2α)·ln u, −60)})
+    return head
 
 
 def _coarse_rdp(a, eta, mu):
@@ -427,11 +459,13 @@ def _coarse_rdp(a, eta, mu):
     over ``mu``, if it is an array of one value per order)."""
     s_max = mu * mu / 2.0 + np.maximum(a - 1.0, 1.0) * mu * mu + 15.0 * mu
     s = s_max[:, None] * _UNIT_COARSE
-    log_f = _log_integrand(a[:, None], eta, np.reshape(mu, (-1, 1)), s)
-    top = log_f.max(axis=1)
-    f = np.exp(np.maximum(log_f - top[:, None], -700.0))  # (no subnormals)
+    f = _log_integrand(a[:, None], eta, np.reshape(mu, (-1, 1)), s)
+    top = f.max(axis=1, keepdims=True)
+    f -= top
+    np.maximum(f, -700.0, out=f)  # (no subnormals)
+    np.exp(f, out=f)
     integral = f @ _SIMPSON_COARSE * (s_max / (_COARSE_GRID - 1)) / 3.0
-    log_b = np.log(a * (a - 1.0)) + 2.0 * math.log(eta) + top + np.log(integral)
+    log_b = np.log(a * (a - 1.0)) + 2.0 * math.log(eta) + top[:, 0] + np.log(integral)
     return np.logaddexp(0.0, log_b) / (a - 1.0)
 
 
@@ -460,9 +494,16 @@ def _candidates(a, eta, mu, steps, delta):
 
 def _exact_eps(al, eta, mu, steps, delta):
     """ε at one order, computed exactly as :func:`rdp_to_dp_epsilon` computes it."""
+    log1p_term, delta_term = _conversion_terms(al, delta)
+    return steps * _rdp_one(al, eta, mu) + log1p_term - delta_term
+
+
+@lru_cache(maxsize=256)
+def _conversion_terms(al, delta):
+    """The two terms of :func:`rdp_to_dp_epsilon`'s conversion at one order, by the same
+    numpy operations (so ``rdp + first − second`` is its ε bit for bit)."""
     a = np.array([al])
-    r = steps * np.array([_rdp_one(al, eta, mu)])
-    return float((r + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0))[0])
+    return float(np.log1p(-1.0 / a)[0]), float(((math.log(delta) + np.log(a)) / (a - 1.0))[0])
 
 
 @lru_cache(maxsize=16)
@@ -515,6 +556,25 @@ def _rdp_lower(eta, mu, orders):
 _LOWER_RTOL, _LOWER_ATOL = 1e-8, 1e-14
 
 
+#: The order up to which :func:`_epsilon_cached` first bounds the orders below.
+_LOWER_CUT = 128.0
+
+
+@lru_cache(maxsize=16)
+def _lower_split(orders):
+    """(the orders up to ``_LOWER_CUT`` as a tuple, their indices, the indices of those
+    above, the cut's index among the first), or None when no order lies above the cut
+    or the cut itself is not an order."""
+    a = np.array(orders)
+    low, high = np.flatnonzero(a <= _LOWER_CUT), np.flatnonzero(a > _LOWER_CUT)
+    if not high.size or _LOWER_CUT not in orders:
+        return None
+    return tuple(a[low].tolist()), low, high, int(np.flatnonzero(a[low] == _LOWER_CUT)[0])
+
+
+_binomial_terms(_lower_split(DEFAULT_ORDERS)[0])  # (that table too, once at import)
+
+
 @lru_cache(maxsize=1024)
 def _epsilon_cached(eta, mu, steps, delta, orders):
     # The order whose lower bound is smallest first, at full precision; an order whose
@@ -522,11 +582,27 @@ def _epsilon_cached(eta, mu, steps, delta, orders):
     # screened (129 points) and those that may attain it integrated at full precision.
     a = np.array(orders)
     conv = _conversion_cached(orders, delta)
-    lower = steps * (_rdp_lower(eta, mu, orders) * (1.0 - _LOWER_RTOL) - _LOWER_ATOL)
-    lower_eps = lower + conv
-    j = int(lower_eps.argmin())
-    best, best_order = _exact_eps(a[j], eta, mu, steps, delta), a[j]
-    left = np.flatnonzero(lower_eps <= best)
+    left = None
+    split = _lower_split(orders)
+    if split is not None:
+        # First the orders up to 128 (a quarter of the binomial terms). An order α above
+        # has D_α >= D_128 (D_α is non-decreasing in α), so if order 128's bound plus
+        # the smallest conversion above exceeds the ε found, every order above is ruled
+        # out as the all-order pass below would rule it out, and the same order was
+        # found first: the outcome is that pass's, bit for bit.
+        low_orders, low, high, at_cut = split
+        lower = steps * (_rdp_lower(eta, mu, low_orders) * (1.0 - _LOWER_RTOL) - _LOWER_ATOL)
+        lower_eps = lower + conv[low]
+        j = int(low[lower_eps.argmin()])
+        best, best_order = _exact_eps(a[j], eta, mu, steps, delta), a[j]
+        if lower[at_cut] + conv[high].min() > best:
+            left = low[lower_eps <= best]
+    if left is None:  # all orders
+        lower = steps * (_rdp_lower(eta, mu, orders) * (1.0 - _LOWER_RTOL) - _LOWER_ATOL)
+        lower_eps = lower + conv
+        j = int(lower_eps.argmin())
+        best, best_order = _exact_eps(a[j], eta, mu, steps, delta), a[j]
+        left = np.flatnonzero(lower_eps <= best)
     left = left[left != j]
     if left.size:
         rdp = steps * _coarse_rdp(a[left], eta, mu)
@@ -549,9 +625,10 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     on a two-term binomial model of each order's RDP (:func:`_screening_root`; a bracket
     and Brent's method when that is unsure), locates μ* and the orders that can attain
     the minimum there; each such order's threshold is refined by Newton steps on a
-    1025-point Richardson-extrapolated quadrature (agreeing with the full-precision
-    integral to ~1e-10; its derivative in μ in closed form), aimed at the middle of the
-    accepted window, and the full-precision integral is evaluated once at the best (a
+    384-point Gauss–Legendre quadrature (agreeing with the full-precision integral to
+    ~4e-11; its derivative in μ in closed form), started where the screening's
+    convergence left off (usually one step) and aimed at the middle of the accepted
+    window, and the full-precision integral is evaluated once at the best (a
     Newton step, then the secant method on it, when that is not yet within tolerance).
     Results are cached per argument tuple.
 
@@ -584,14 +661,22 @@ _MU_LO, _MU_HI = 1e-6, 1e3
 #: [(1 − _EPS_RTOL)·ε, ε] (μ within ~1e-10 of the threshold in ln μ).
 _EPS_RTOL = 2e-10
 
-#: Points of the steering quadrature: Simpson's rule with one Richardson step
-#: ((16·S_h − S_2h)/15). Over η in [1e-5, 1], μ in [0.05, 2], α ≤ 128 its ln B_α agrees
-#: with the 8001-point integral of :func:`_rdp_one` to 1e-10 (measured 9e-11), so its
-#: threshold is within ~1e-10 of the exact one; it only steers, it never accounts.
-_FINE_GRID = 1025
-_SIMPSON_FINE = _simpson_weights(_FINE_GRID)
-_SIMPSON_HALF = _simpson_weights((_FINE_GRID + 1) // 2)
-_UNIT_FINE = np.linspace(0.0, 1.0, _FINE_GRID)
+
+
+def _gauss_legendre_unit(panels, nodes):
+    """Nodes and weights of the composite Gauss–Legendre rule with ``panels`` equal
+    panels of ``nodes`` nodes on [0, 1]."""
+    x, w = np.polynomial.legendre.leggauss(nodes)
+    unit = ((np.arange(panels)[:, None] + (x + 1.0) / 2.0) / panels).ravel()
+    return unit, np.tile(w / (2.0 * panels), panels)
+
+
+#: The steering quadrature: composite Gauss–Legendre, 32 panels of 12 nodes (384 points).
+#: Over η in [1e-5, 1], μ in [0.05, 2], α ≤ 128 its RDP agrees with the 8001-point
+#: integral of :func:`_rdp_one` to 4e-11 (measured 3.7e-11, at η = 1e-5, μ = 2, α = 128;
+#: Simpson on 1,025 points with a Richardson step, its predecessor, 1.1e-10), so its
+#: threshold is within ~1e-11 of the exact one; it only steers, it never accounts.
+_STEER_UNIT, _STEER_WEIGHTS = _gauss_legendre_unit(32, 12)
 
 
 def _infeasible(epsilon, delta, eta, steps):
@@ -670,9 +755,11 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
         # Brent to 1e-4: the steering's Newton steps (or the exact secant) do the rest.
         t_hat = brentq(coarse_gap, left, right, xtol=1e-4)
         slope = (coarse_gap(t_hat + 1e-3) - coarse_gap(t_hat)) / 1e-3
+        t_start = t_hat
     else:
-        t_hat, slope, seen[t_hat] = root
-    mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], orders)
+        t_hat, slope, seen[t_hat], t_start = root
+    mu = _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, seen[t_hat], orders,
+                            t_start)
     if mu is None:  # the steering declined: the exact secant at every screened candidate
         mu = _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, orders)
     if mu is None:
@@ -714,9 +801,12 @@ def _model_terms(al, eta):
 
 def _model_log_s(u, q, lc2, lck):
     """ln S(u) of the model of :func:`_model_step`."""
-    a, b = lc2 + _log_expm1(u), lck + _log_expm1(q * u)
-    hi = max(a, b)
-    return hi + math.log1p(math.exp(min(a, b) - hi))
+    # (:func:`_log_expm1` and the log-sum written out: ~80 calls per calibration)
+    log, expm1 = math.log, math.expm1
+    a = lc2 + (u + log(-expm1(-u)) if u > 0.5 else log(expm1(u)))
+    qu = q * u
+    b = lck + (qu + log(-expm1(-qu)) if qu > 0.5 else log(expm1(qu)))
+    return a + math.log1p(math.exp(b - a)) if a >= b else b + math.log1p(math.exp(a - b))
 
 
 def _model_log_rdp(al, eta, u):
@@ -800,9 +890,12 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
 
     Returns
     -------
-    (t_hat, slope, screen) or None
-        ``t_hat`` (ln μ) within ``xtol`` of the root, dε/d ln μ there, and the window's
-        screening at ``t_hat`` as ``(gap, lo, eps)``; None if unsure (an iterate leaves
+    (t_hat, slope, screen, t_next) or None
+        ``t_hat`` (ln μ) within ``xtol`` of the root, dε/d ln μ there, the window's
+        screening at ``t_hat`` as ``(gap, lo, eps)``, and the Newton step from ``t_hat``
+        that the convergence left untaken (closer to the root: the screening is accurate
+        to ~1e-6 relative at most orders, so the steering usually needs one evaluation
+        from there instead of two from ``t_hat``); None if unsure (an iterate leaves
         (t_lo, t_hi), a value is not finite, or no convergence).
     """
     def mu_of(v):
@@ -839,7 +932,8 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     w = [math.nan] * n  # the model's ln((α − 1)·RDP) at v
     vp, gp = [math.nan] * n, [math.nan] * n  # the previous screened point
     below, above = [-math.inf] * n, [math.inf] * n
-    hat = None
+    nxt = [math.nan] * n
+    hat = ahead = None
     for _ in range(max_iter):
         if hat is not None:  # the last root, with orders feasible there brought back
             j, eps_hat = hat
@@ -867,7 +961,8 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
                 sv = (g[j] - gp[j]) / (v[j] - vp[j]) if v[j] != vp[j] else math.nan
                 x = v[j] - max(-2.0, min(2.0, g[j] / sv if sv > 0 else g[j]))
             if state[j] == 1 and abs(x - v[j]) < xtol * dv_dt(v[j]):
-                continue  # converged
+                nxt[j] = x  # converged; the step not taken starts the steering
+                continue
             if not below[j] < x < above[j] and below[j] > -math.inf and above[j] < math.inf:
                 x = 0.5 * (below[j] + above[j])
             todo.append(j)
@@ -896,7 +991,10 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             # threshold: search on.
             lo, hi = max(0, j - 3), min(n, j + 4)
             t_hat = math.log(mu_of(v[j]))
-            eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
+            if ahead is not None and ahead[:2] == (j, v[j]):
+                eps = ahead[2]  # (screened in the order's last round, see below)
+            else:
+                eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_hat)) + conv[lo:hi]
             clear = eps + rtol[lo:hi] * (eps - conv[lo:hi]) < epsilon
             clear[j - lo] = False  # (its own gap is within xtol of the root)
             if not clear.any():
@@ -905,8 +1003,20 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             continue
         if not all(v_lo < x < v_hi for x in v_new):
             return None
-        with np.errstate(divide="ignore"):
-            r = steps * _coarse_rdp(a[todo], eta, np.array([mu_of(x) for x in v_new]))
+        j = todo[0]
+        if (len(todo) == 1 and state[j] == 1
+                and abs(math.log(mu_of(v_new[0])) - math.log(mu_of(v[j]))) < 1e-3):
+            # One order left, moving by less than 1e-3: the next round almost always
+            # finds it converged and screens the seven orders around it at this very
+            # point, so screen them now, in the same call (one call instead of two).
+            w_lo = max(0, j - 3)
+            with np.errstate(divide="ignore"):
+                r = steps * _coarse_rdp(a[w_lo:j + 4], eta, math.exp(math.log(mu_of(v_new[0]))))
+            ahead = (j, v_new[0], r + conv[w_lo:j + 4])
+            r = r[j - w_lo:j - w_lo + 1]
+        else:
+            with np.errstate(divide="ignore"):
+                r = steps * _coarse_rdp(a[todo], eta, np.array([mu_of(x) for x in v_new]))
         for j, x, rj in zip(todo, v_new, r.tolist()):
             if not rj > 0:
                 return None
@@ -929,13 +1039,16 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
     dw_dt = (_model_log_rdp(al[j], eta, u * math.exp(2e-5)) - w[j]) / 1e-5
     if not (slope[j] > 0 and dw_dt > 0):
         return None
+    t_next = math.log(mu_of(nxt[j])) if math.isfinite(nxt[j]) else t_hat
     return (t_hat, slope[j] * dw_dt * float(room[j]),
-            (float(eps.min()) - epsilon, lo, eps))
+            (float(eps.min()) - epsilon, lo, eps), t_next)
 
 
-def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, orders):
+def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, orders,
+                       t_start=None):
     """μ* from the screening root ``t_hat``, with one full-precision integral in the
     common case; None when unsure (the caller then runs :func:`_screened_threshold`).
+    The steering starts at ``t_start`` (default ``t_hat``).
 
     1. The candidates are the orders of the screening window at ``t_hat`` whose ε may be
        the minimum (within the screening's error bound); a candidate on the window's edge
@@ -962,7 +1075,7 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, order
         # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]: the steering
         # agrees with the full-precision ε to well within its half-width
         r = _steer_threshold(a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
-                             t_hat)
+                             t_hat if t_start is None else t_start)
         if r is None:
             return None
         found.append((r[0], r[1], int(j)))
@@ -1003,27 +1116,30 @@ def _screened_threshold(a, conv, eta, steps, delta, epsilon, t_hat, slope, order
 
 
 def _steer_rdp(al, eta, mu):
-    """(:func:`_rdp_one`, its derivative in ln μ) by the steering quadrature (1025 points,
-    Simpson with one Richardson step), or (nan, nan).
+    """(:func:`_rdp_one`, its derivative in ln μ) by the steering quadrature
+    (``_STEER_UNIT``), or (nan, nan).
 
     The derivative differentiates under the integral: ∂δ_G(s)/∂μ = φ(μ/2 − s/μ) (the
     two terms' densities cancel, e^s φ(−μ/2 − s/μ) = φ(μ/2 − s/μ)); the moving upper
     limit adds the integrand there, e^{−100} of its peak. It only steers.
     """
     s_max = mu * mu / 2.0 + max(al - 1.0, 1.0) * mu * mu + 15.0 * mu
-    s = s_max * _UNIT_FINE
-    log_ws = _log_weight(al, eta, s) + s
-    log_f = log_ws + _log_gauss_curve_erfcx(mu, s)  # (_log_integrand)
+    s = s_max * _STEER_UNIT
+    log_ws = _log_weight(al, eta, s)
+    log_ws += s
+    log_f = _log_gauss_curve_erfcx(mu, s)
+    log_f += log_ws  # (_log_integrand)
     z = mu / 2.0 - s / mu
-    log_d = log_ws - 0.5 * z * z  # ∂/∂μ of the integrand, less the factor 1/√(2π)
-    h = s_max / (_FINE_GRID - 1)
+    log_d = 0.5 * z
+    log_d *= z
+    np.subtract(log_ws, log_d, out=log_d)  # ∂/∂μ of the integrand, less 1/√(2π)
     logs = []
-    for y in (log_f, log_d):
-        top = y.max()
-        f = np.exp(np.maximum(y - top, -700.0))  # (no subnormals: below 1e-300 of the peak)
-        fine = (f @ _SIMPSON_FINE) * h / 3.0
-        half = (f[::2] @ _SIMPSON_HALF) * 2.0 * h / 3.0
-        integral = (16.0 * fine - half) / 15.0
+    for f in (log_f, log_d):
+        top = f.max()
+        f -= top
+        np.maximum(f, -700.0, out=f)  # (no subnormals: below 1e-300 of the peak)
+        np.exp(f, out=f)
+        integral = (f @ _STEER_WEIGHTS) * s_max
         if not integral > 0:
             return math.nan, math.nan
         logs.append(math.log(al * (al - 1.0)) + 2.0 * math.log(eta) + top + math.log(integral))

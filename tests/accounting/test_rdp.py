@@ -136,6 +136,61 @@ def test_screened_epsilon_equals_the_all_order_computation(eta, mu, steps, delta
             == _subsampled_gaussian_epsilon_full(eta, mu, steps, delta))
 
 
+def test_orders_above_128_are_ruled_out_by_order_128s_bound_or_computed(monkeypatch):
+    # The accounting bounds the orders up to 128 first and rules out every order above by
+    # order 128's bound (D_α >= D_128); where that cannot rule them out (the minimum sits
+    # above 128) it bounds every order. Both paths give the all-order result, bit for bit.
+    from skhybrid.accounting import _rdp
+
+    real, seen = _rdp._rdp_lower, []
+
+    def spy(eta, mu, orders):
+        seen.append(len(orders))
+        return real(eta, mu, orders)
+
+    monkeypatch.setattr(_rdp, "_rdp_lower", spy)
+    _rdp._epsilon_cached.cache_clear()
+    try:
+        for args, passes in [((1 / 2000, 1.12, 2000, 1e-6), [28]), ((1e-4, 0.5, 1000, 1e-6), [28]),
+                             ((1e-3, 0.3, 10_000, 1e-5), [28, 35]),  # (minimum at 96)
+                             ((1e-5, 0.3, 10, 1e-6), [28, 35]), ((1e-3, 0.2, 50, 1e-9), [28, 35]),
+                             ((1e-3, 0.05, 100, 1e-6), [28, 35])]:
+            seen.clear()
+            got = _rdp.subsampled_gaussian_epsilon(*args)
+            assert got == _rdp._subsampled_gaussian_epsilon_full(*args)
+            # the 28 orders up to 128 (enough when order 128's bound rules out the
+            # others), then all 35
+            assert seen == passes
+            assert got[1] <= 128 or passes == [28, 35]
+    finally:
+        _rdp._epsilon_cached.cache_clear()
+
+
+def test_a_wrong_bound_at_order_128_changes_the_accounting(monkeypatch):
+    # Mutation twin of the test above: order 128's bound raised by 1 (far above the ε)
+    # rules out the orders above it, and where the minimum sits at 256 the accounting no
+    # longer equals the all-order computation.
+    from skhybrid.accounting import _rdp
+
+    args = (1e-5, 0.3, 10, 1e-6)
+    full = _rdp._subsampled_gaussian_epsilon_full(*args)
+    assert full[1] == 256.0
+    real = _rdp._rdp_lower
+
+    def too_high(eta, mu, orders):
+        out = real(eta, mu, orders).copy()
+        out[orders.index(128.0)] += 1.0
+        return out
+
+    monkeypatch.setattr(_rdp, "_rdp_lower", too_high)
+    _rdp._epsilon_cached.cache_clear()
+    try:
+        got = _rdp.subsampled_gaussian_epsilon(*args)
+    finally:
+        _rdp._epsilon_cached.cache_clear()
+    assert got[0] > full[0] and got[1] != full[1]
+
+
 @pytest.mark.parametrize("orders", [(1.5,), (1.1, 1.5, 1.9), (2.0, 2.0, 3.0), (4096.0, 2.0, 32.0)])
 def test_screened_epsilon_with_custom_orders(orders):
     # orders below 2 have no binomial lower bound (0); repeated and very large orders
@@ -237,6 +292,41 @@ def test_a_lower_bound_that_is_too_high_changes_the_accounting(monkeypatch):
     finally:  # the mutated accounting's results must not outlive the test
         _rdp._epsilon_cached.cache_clear()
     assert got[0] > full[0] and got[1] != full[1]
+
+
+def _steering_error(al_grid=(2.0, 8.0, 32.0, 128.0)):
+    from skhybrid.accounting._rdp import _rdp_one, _steer_rdp
+
+    worst = 0.0
+    for eta in (1e-5, 1e-3, 0.1, 1.0):
+        for mu in (0.05, 0.5, 2.0):
+            for al in al_grid:
+                worst = max(worst, abs(_steer_rdp(al, eta, mu)[0] / _rdp_one(al, eta, mu) - 1))
+    return worst
+
+
+def test_steering_quadrature_agrees_with_the_accounting_integral():
+    # The steering aims the one full-precision integral at the middle of a window 2e-10·ε
+    # wide: its own error must be well inside that (measured 3.7e-11 over a finer grid),
+    # and its closed-form derivative must be the integral's.
+    from skhybrid.accounting._rdp import _rdp_one, _steer_rdp
+
+    assert _steering_error() <= 5e-11
+    for al, eta, mu in ((12.0, 5e-4, 1.12), (128.0, 1e-5, 0.3), (2.0, 0.2, 0.05)):
+        h = 1e-5
+        numeric = (math.log(_rdp_one(al, eta, mu * math.exp(h)))
+                   - math.log(_rdp_one(al, eta, mu * math.exp(-h)))) / (2 * h)
+        rdp, slope = _steer_rdp(al, eta, mu)
+        assert slope / rdp == pytest.approx(numeric, rel=1e-6)
+
+
+def test_a_coarser_steering_rule_misses_the_accounting_integral(monkeypatch):
+    # Mutation twin of the test above: half the panels (16 of 12 nodes) is 1e3 times off.
+    from skhybrid.accounting import _rdp
+
+    monkeypatch.setattr(_rdp, "_STEER_UNIT", _rdp._gauss_legendre_unit(16, 12)[0])
+    monkeypatch.setattr(_rdp, "_STEER_WEIGHTS", _rdp._gauss_legendre_unit(16, 12)[1])
+    assert _steering_error() > 1e-8
 
 
 @pytest.mark.parametrize("factor", [1.0, 1.01, 0.5, np.nan])
