@@ -176,7 +176,9 @@ class Tally:
                 return True
             return not s.inf and s.total <= Fraction(budget)
 
-        return fits(self.eps, float(budget_epsilon)) and fits(self.delta, float(budget_delta))
+        # A δ budget of 1 admits any δ (the basic view's δ is min(1, Σ kδ)).
+        return fits(self.eps, float(budget_epsilon)) and (
+            float(budget_delta) >= 1 or fits(self.delta, float(budget_delta)))
 
     def basic(self):
         """Basic composition (Dwork & Roth 2014, Thm 3.16): ``(Σ kε, min(1, Σ kδ))``."""

@@ -219,3 +219,9 @@ def test_basic_view_is_rounded_up_and_remaining_down():
     left = acc.remaining()[0]
     assert Fraction(left) <= 1 - 3 * Fraction(0.1)
     assert acc.can_spend([_lap(left)])
+
+
+def test_a_delta_budget_of_one_admits_any_delta():
+    acc = PrivacyAccountant(epsilon=10.0)  # δ budget 1: the basic view's δ is min(1, Σδ)
+    acc.spend([PrivacyEvent("x", "approx", epsilon=1.0, delta=0.6)] * 2)
+    assert acc.spent() == (2.0, 1.0)
