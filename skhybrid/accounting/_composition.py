@@ -287,6 +287,9 @@ def kov_from_sums(sum_eps, sum_sq, drift, log_keep, slack):
         return basic, total_delta
     second = drift + math.sqrt(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / slack))
     third = drift + math.sqrt(2.0 * sum_sq * math.log(1.0 / slack))
+    # Rounded outward: both are sums of non-negative terms, each within a few ulps
+    # (per-event ε·tanh(ε/2) and ε² rounded to nearest, then log, sqrt and products).
+    second, third = _round_up(second, 16.0 * _ULP), _round_up(third, 16.0 * _ULP)
     return float(min(basic, second, third)), total_delta
 
 

@@ -225,3 +225,38 @@ def test_a_delta_budget_of_one_admits_any_delta():
     acc = PrivacyAccountant(epsilon=10.0)  # δ budget 1: the basic view's δ is min(1, Σδ)
     acc.spend([PrivacyEvent("x", "approx", epsilon=1.0, delta=0.6)] * 2)
     assert acc.spent() == (2.0, 1.0)
+
+
+def _kov_exact(eps_list, slack):
+    """KOV 2015 Thm 3.5 (min of its three bounds), in 60-digit arithmetic."""
+    e = [mp.mpf(x) for x in eps_list]
+    sq = sum(x * x for x in e)
+    drift = sum(x * mp.tanh(x / 2) for x in e)
+    s = mp.mpf(slack)
+    second = drift + mp.sqrt(2 * sq * mp.log(mp.e + mp.sqrt(sq) / s))
+    third = drift + mp.sqrt(2 * sq * mp.log(1 / s))
+    return min(sum(e), second, third)
+
+
+def test_kov_view_is_never_below_its_theorem():
+    from skhybrid.accounting._tally import Tally
+
+    rng = np.random.default_rng(21)
+    old_below = 0
+    for _ in range(60):
+        eps_list = [float(x) for x in 10 ** rng.uniform(-3, 0, int(rng.integers(20, 200)))]
+        target = float(10 ** rng.uniform(-9, -3))
+        tally = Tally()
+        for x in eps_list:
+            tally.add(_lap(x))
+        eps, delta = tally.views(target)["kov"]
+        assert delta <= target
+        # δ = 0 events: the slack is the whole target (nudged down until δ <= target).
+        assert mp.mpf(eps) >= _kov_exact(eps_list, delta)
+        # Mutation twin: the unpadded closed form on sums rounded to nearest.
+        a = np.asarray(eps_list)
+        sq, dr = float(np.sum(a**2)), float(np.sum(a * np.tanh(a / 2)))
+        raw = min(dr + math.sqrt(2 * sq * math.log(1 / target)),
+                  dr + math.sqrt(2 * sq * math.log(math.e + math.sqrt(sq) / target)))
+        old_below += mp.mpf(raw) < _kov_exact(eps_list, target)
+    assert old_below > 0
