@@ -157,6 +157,12 @@ class PrivacyAccountant:
 
     Notes
     -----
+    The budget check has no tolerance: basic composition is tested on the exact sums of
+    the events' floats, and every tighter view is rounded outward (see the docs page
+    "Privacy accounting"). Thirty charges of ``0.1`` exceed a budget of ``3.0``
+    (``0.1`` is the float 0.1000000000000000055...); ``calibrate_pure_epsilon`` splits a
+    budget so that it adds up exactly.
+
     ``clone`` returns the accountant itself (``__sklearn_clone__``), so every fold and
     candidate of a search charges the same budget — which is the point: a search over
     k candidates with 5 folds spends 5k + 1 fits of privacy.

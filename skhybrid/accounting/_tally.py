@@ -10,8 +10,10 @@ a ``count=10**6`` event built million-element lists). Every view only needs a fe
 - zCDP: ``Σ kρ`` over events with a zCDP view, basic sums over the others;
 - exact Gaussian: ``Σ kμ²`` over Gaussian events, basic sums over the others.
 
-The sums are kept exactly (as rationals: every float is one) and rounded once when a view
-is read, so a view does not depend on the order in which events were added.
+The sums are kept exactly (as rationals: every float is one) and rounded once, upward,
+when a view is read, so a view does not depend on the order in which events were added and
+is never below its theorem's value; basic composition is tested against a budget on the
+exact sums themselves (:meth:`Tally.basic_fits`).
 """
 
 import math

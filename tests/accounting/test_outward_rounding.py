@@ -260,3 +260,11 @@ def test_kov_view_is_never_below_its_theorem():
                   dr + math.sqrt(2 * sq * math.log(math.e + math.sqrt(sq) / target)))
         old_below += mp.mpf(raw) < _kov_exact(eps_list, target)
     assert old_below > 0
+
+
+def test_decimal_charges_that_overshoot_in_binary_are_refused():
+    # 30·fl(0.1) = 3.0000000000000001665: the 30th charge would exceed 3.0 (as documented).
+    acc = PrivacyAccountant(epsilon=3.0)
+    granted = sum(acc.can_spend([_lap(0.1)]) and acc.spend([_lap(0.1)]) is None
+                  for _ in range(30))
+    assert granted == 29 and 30 * Fraction(0.1) > 3
