@@ -61,9 +61,9 @@ def _old_zcdp_epsilon(rho, delta):
 def _zcdp_grid(n, seed):
     rng = np.random.default_rng(seed)
     # Half the points in the red team's bad corner (small ρ, large δ).
-    rhos = np.concatenate([10 ** rng.uniform(-6, 1, n // 2), 10 ** rng.uniform(-7, -4, n // 2)])
+    rhos = np.concatenate([10 ** rng.uniform(-6, 1, n // 2), 10 ** rng.uniform(-14, -4, n // 2)])
     deltas = np.concatenate([10 ** rng.uniform(-12, -2, n // 2),
-                             10 ** rng.uniform(-4, -1, n // 2)])
+                             10 ** rng.uniform(-4, -0.3, n // 2)])
     return [(float(r), float(d)) for r, d in zip(rhos, deltas)]
 
 
