@@ -3,6 +3,7 @@
 import math
 import os
 import threading
+from fractions import Fraction
 from numbers import Real
 
 import numpy as np
@@ -13,10 +14,6 @@ from ._ledger import _show, looks_like_url, make_ledger
 from ._tally import Tally
 
 __all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events", "best_view"]
-
-# Relative tolerance of the budget check: calibration helpers hit a target ε exactly,
-# up to root-finding error, and must not be refused for the last few ulps.
-_RTOL = 1e-9
 
 
 class BudgetExceededError(RuntimeError):
@@ -160,6 +157,12 @@ class PrivacyAccountant:
 
     Notes
     -----
+    The budget check has no tolerance: basic composition is tested on the exact sums of
+    the events' floats, and every tighter view is rounded outward (see the docs page
+    "Privacy accounting"). Thirty charges of ``0.1`` exceed a budget of ``3.0``
+    (``0.1`` is the float 0.1000000000000000055...); ``calibrate_pure_epsilon`` splits a
+    budget so that it adds up exactly.
+
     ``clone`` returns the accountant itself (``__sklearn_clone__``), so every fold and
     candidate of a search charges the same budget — which is the point: a search over
     k candidates with 5 folds spends 5k + 1 fits of privacy.
@@ -375,7 +378,7 @@ class PrivacyAccountant:
         """
         b_eps, b_delta = self.budget(population)
         s_eps, s_delta = self.spent(population)
-        return max(0.0, b_eps - s_eps), max(0.0, b_delta - s_delta)
+        return _left(b_eps, s_eps), _left(b_delta, s_delta)
 
     def _check(self, tallies, new, budget):
         """Raise BudgetExceededError unless ``tallies + new`` fits every touched population
@@ -387,9 +390,14 @@ class PrivacyAccountant:
                     tally.add(e)
             b_eps, b_delta = budget[f"epsilon_{population}"], budget[f"delta_{population}"]
             target = _target_delta(tally, b_delta, budget["slack"])
+            # No tolerance (docs/accounting.rst, "How a charge is checked"): basic
+            # composition is tested on its exact rational sums; every other view is an
+            # upper bound already rounded outward, compared as it is.
+            if tally.basic_fits(b_eps, b_delta):
+                continue
             views = tally.views(target)
-            if any(e <= b_eps * (1 + _RTOL) and d <= b_delta * (1 + _RTOL)
-                   for e, d in views.values()):
+            if any(e <= b_eps and d <= b_delta
+                   for name, (e, d) in views.items() if name != "basic"):
                 continue
             name, (eps, delta) = best_view(views)
             prev = best_view(tallies[population].views(target))[1]
@@ -546,6 +554,17 @@ def _target_delta(tally, b_delta, slack):
         basic_delta = tally.basic()[1]
         return min(b_delta, basic_delta + slack) if b_delta < 1 else basic_delta + slack
     return b_delta if b_delta < 1 else None
+
+
+def _left(budget, spent):
+    """``max(0, budget − spent)`` rounded down, so that spending it can fit exactly."""
+    if math.isinf(budget) or math.isinf(spent):
+        return max(0.0, budget - spent)
+    left = Fraction(budget) - Fraction(spent)
+    if left <= 0:
+        return 0.0
+    out = float(left)
+    return out if Fraction(out) <= left else math.nextafter(out, 0.0)
 
 
 def _unpack_budget(stored):

@@ -75,6 +75,17 @@ _CALIBRATION_MARGIN = 1e-9
 REPORT_RTOL = 1e-4
 
 
+# Unit roundoff scale of a double (one ulp of 1.0).
+_ULP = 2.0**-52
+
+
+def _round_up(x, rel):
+    """``x`` padded by a relative ``rel`` and moved one float up (outward rounding)."""
+    if not math.isfinite(x):
+        return x
+    return math.nextafter(x + rel * abs(x), math.inf)
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -276,6 +287,9 @@ def kov_from_sums(sum_eps, sum_sq, drift, log_keep, slack):
         return basic, total_delta
     second = drift + math.sqrt(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / slack))
     third = drift + math.sqrt(2.0 * sum_sq * math.log(1.0 / slack))
+    # Rounded outward: both are sums of non-negative terms, each within a few ulps
+    # (per-event ε·tanh(ε/2) and ε² rounded to nearest, then log, sqrt and products).
+    second, third = _round_up(second, 16.0 * _ULP), _round_up(third, 16.0 * _ULP)
     return float(min(basic, second, third)), total_delta
 
 
@@ -541,7 +555,8 @@ def zcdp_epsilon(rho, delta):
     if math.isinf(rho) or delta == 0.0:
         return np.inf
     L = -math.log(delta)
-    bun_steinke = rho + 2.0 * math.sqrt(rho * L)
+    # Bun & Steinke's bound, rounded up: three roundings and a ≤ 1-ulp log/sqrt.
+    bun_steinke = _round_up(rho + 2.0 * math.sqrt(rho * L), 8.0 * _ULP)
 
     def stationarity(t):
         u = math.exp(t)
@@ -552,10 +567,17 @@ def zcdp_epsilon(rho, delta):
     if stationarity(t_lo) >= 0:  # minimiser at u -> 0 (numerically): ρ is huge
         return bun_steinke
     t = brentq(stationarity, t_lo, t_hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
+    # The objective at *any* u > 0 bounds ε, so it is evaluated at the float u itself,
+    # as ρ(1+u) + L/u − ln(1 + 1/u) − ln(1+u)/u (the same value as CKS's
+    # αρ + (L + (α−1) ln(1−1/α) − ln α)/(α−1)), and rounded outward.
     u = math.exp(t)
-    alpha = 1.0 + u
-    # (α−1) ln(1−1/α) − ln α = u ln(u/(1+u)) − ln(1+u)
-    eps = alpha * rho + (L + u * (math.log(u) - math.log1p(u)) - math.log1p(u)) / u
+    terms = (rho + rho * u, L / u, -math.log1p(1.0 / u), -math.log1p(u) / u)
+    eps = math.fsum(terms)
+    # Each term is within 3 ulps of its exact value at this u (log and log1p within
+    # 1 ulp, as in glibc/musl/macOS libm), and fsum rounds once, so the error is below
+    # 4 ulps of Σ|term|; pad by 16.
+    eps += 16.0 * _ULP * math.fsum(abs(x) for x in terms)
+    eps = _round_up(eps, 0.0)
     return float(min(max(eps, 0.0), bun_steinke))
 
 
@@ -683,7 +705,7 @@ def gaussian_epsilon(mu, delta):
         return 0.0
     if math.isinf(mu) or delta == 0.0:
         return np.inf
-    if delta >= gaussian_delta(mu, 0.0):
+    if delta >= _gaussian_delta_upper(mu, 0.0):
         return 0.0
     log_target = math.log(delta)
 
@@ -695,8 +717,47 @@ def gaussian_epsilon(mu, delta):
     while excess(hi) > 0:
         hi *= 2.0
     root = brentq(excess, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    root = _nudge(root, lambda e: gaussian_delta(mu, e) <= delta, 1e-13 * max(1.0, root), +1)
+    # Feasibility is judged by an upper bound on the exact δ(ε), not by the float curve,
+    # whose tail cancellation can put it ~1e-11 below the exact value.
+    root = _nudge(root, lambda e: _gaussian_delta_upper(mu, e) <= delta,
+                  4.0 * _ULP * max(root, 1e-300), +1)
     return float(root)
+
+
+# Accuracy allowed for scipy's log_ndtr. Against 50-digit mpmath (3,000 random points on
+# each side) it is within 1.95 ulps of its value for x < 0 and within 0.98·2^-52 absolute
+# for x > 0 (where the value is -Φ(-x), tiny); 8 ulps and 4·2^-52 are the margins taken.
+_LOG_NDTR_RTOL = 8.0 * _ULP
+_LOG_NDTR_ATOL = 4.0 * _ULP
+
+
+def _log_ndtr_err(x, value, spread):
+    """Bound on the absolute error of ``log_ndtr`` at a float ``x`` (itself within
+    ``2^-52·spread`` of the exact argument) returning ``value``."""
+    # d ln Φ(x)/dx = φ(x)/Φ(x): at most |x| + 1 for x <= 0, at most 2φ(x) for x > 0.
+    slope = abs(x) + 1.0 if x <= 0 else 0.8 * math.exp(-0.5 * x * x)
+    own = _LOG_NDTR_RTOL * abs(value) + (_LOG_NDTR_ATOL if x > 0 else 0.0)
+    return own + 2.0 * _ULP * spread * slope + 1e-300
+
+
+def _gaussian_delta_upper(mu, epsilon):
+    """An upper bound on the exact Balle–Wang δ(ε) of μ, with every float error of
+    :func:`gaussian_delta` bounded and taken on the unfavourable side.
+
+    For scalar ``0 < mu < inf`` and finite ``epsilon >= 0``.
+    """
+    spread = mu / 2.0 + epsilon / mu  # scale of the arguments' rounding errors
+    x1, x2 = mu / 2.0 - epsilon / mu, -mu / 2.0 - epsilon / mu
+    a, lb = float(log_ndtr(x1)), float(log_ndtr(x2))
+    err_a = _log_ndtr_err(x1, a, spread)
+    b = epsilon + lb
+    err_b = _log_ndtr_err(x2, lb, spread) + _ULP * (epsilon + abs(lb))
+    d = b - a
+    err_d = err_a + err_b + _ULP * (abs(a) + abs(b))
+    # δ = e^a (1 − e^d), increasing in a and decreasing in d.
+    upper = math.exp(a + err_a) * -math.expm1(d - err_d)
+    # Never 0 by underflow: the exact δ is positive (if below the smallest float).
+    return float(min(1.0, max(math.ulp(0.0), upper * (1.0 + 8.0 * _ULP))))
 
 
 def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -891,7 +952,7 @@ def _largest_feasible(excess, lo, hi):
 
 def _pure_views(epsilon, delta, k, zcdp_factor):
     """Largest per-use ε0 allowed by each composition view (dict)."""
-    views = {"basic": epsilon / k}
+    views = {"basic": _split_down(epsilon, k)}
     if delta == 0.0 or epsilon == 0.0:
         return views
     log_delta = math.log(delta)
@@ -967,7 +1028,8 @@ def calibrate_pure_epsilon(epsilon, delta, k, zcdp_factor=0.5):
     Returns
     -------
     eps0 : float
-        Always >= ε/k. A non-basic optimum is shrunk by a relative 1e-9, so that
+        At least ε/k rounded down: the basic split is the largest float with
+        ``k·ε0 <= ε`` exactly (the accountant's check has no tolerance). A non-basic optimum is shrunk by a relative 1e-9, so that
         recomposing it in another floating-point order still fits the budget.
     """
     epsilon = _check_nonneg(epsilon, "epsilon")
@@ -991,8 +1053,19 @@ def _calibrate_pure_cached(epsilon, delta, k, zcdp_factor):
     if best <= epsilon / k * (1.0 + REPORT_RTOL):
         # A gain the accountant's report would not show (it prefers δ = 0 within
         # REPORT_RTOL): keep basic composition, so the fit reports exactly (ε, 0).
-        return float(epsilon / k)
+        return _split_down(epsilon, k)
     return float(best * (1.0 - _CALIBRATION_MARGIN))
+
+
+def _split_down(epsilon, k):
+    """The largest float ε0 with ``k·ε0 <= ε`` exactly (ε/k rounded down, not to nearest):
+    the accountant tests basic composition on exact sums, with no tolerance."""
+    from fractions import Fraction
+
+    eps0 = epsilon / k
+    while eps0 > 0 and k * Fraction(eps0) > Fraction(epsilon):
+        eps0 = math.nextafter(eps0, 0.0)
+    return float(eps0)
 
 
 def calibrate_gaussian_sigma(epsilon, delta, k, sensitivity=1.0):

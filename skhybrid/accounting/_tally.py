@@ -10,8 +10,10 @@ a ``count=10**6`` event built million-element lists). Every view only needs a fe
 - zCDP: ``Σ kρ`` over events with a zCDP view, basic sums over the others;
 - exact Gaussian: ``Σ kμ²`` over Gaussian events, basic sums over the others.
 
-The sums are kept exactly (as rationals: every float is one) and rounded once when a view
-is read, so a view does not depend on the order in which events were added.
+The sums are kept exactly (as rationals: every float is one) and rounded once, upward,
+when a view is read, so a view does not depend on the order in which events were added and
+is never below its theorem's value; basic composition is tested against a budget on the
+exact sums themselves (:meth:`Tally.basic_fits`).
 """
 
 import math
@@ -20,6 +22,18 @@ from fractions import Fraction
 from . import _composition as comp
 
 __all__ = ["Tally"]
+
+
+def _up(x):
+    """The smallest float >= the rational ``x``."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def _down(x):
+    """The largest float <= the rational ``x``."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
 
 
 class _Sum:
@@ -32,6 +46,9 @@ class _Sum:
         self.inf = False
 
     def add(self, value, count=1):
+        if isinstance(value, Fraction):  # an exact value (a square of a float, say)
+            self.total += value * count
+            return
         value = float(value)  # numpy scalars (float32 too) are read as the float they round to
         if math.isinf(value):
             self.inf = True
@@ -41,6 +58,10 @@ class _Sum:
     def value(self):
         return math.inf if self.inf else float(self.total)
 
+    def upper(self):
+        """The sum rounded up to a float (never below the exact sum)."""
+        return math.inf if self.inf else _up(self.total)
+
     def copy(self):
         out = _Sum()
         out.total, out.inf = self.total, self.inf
@@ -48,18 +69,41 @@ class _Sum:
 
 
 def rho_of(e):
-    """ρ-zCDP of one use of ``e``, or None when the event has no zCDP view."""
+    """ρ-zCDP of one use of ``e`` (exact: a float or a rational), or None when the
+    event has no zCDP view."""
     if e.rho is not None:
         return float(e.rho)
     if e.kind == "gaussian":
-        return float(e.mu) ** 2 / 2
+        return _exact_square(e.mu) / 2  # μ²/2 (Bun & Steinke 2016, Prop. 1.6)
     if e.kind == "pure":
-        return comp.pure_to_zcdp(float(e.epsilon))
+        return _exact_square(e.epsilon) / 2  # ε²/2 (Bun & Steinke 2016, Prop. 1.4)
     return None
+
+
+def _exact_square(x):
+    x = float(x)
+    return x if math.isinf(x) else Fraction(x) ** 2
 
 
 _SUMS = ("eps", "delta", "log_keep", "eps_sq", "drift",
          "rho", "zrest_eps", "zrest_delta", "mu_sq", "grest_eps", "grest_delta")
+
+
+def _up_sum(x, s):
+    """``x + s`` (a float plus an exact sum), rounded up."""
+    if math.isinf(x) or s.inf:
+        return math.inf
+    return _up(Fraction(x) + s.total)
+
+
+def _sqrt_up(x):
+    """The smallest float >= sqrt(x), for a float ``x >= 0``."""
+    if math.isinf(x):
+        return x
+    r = math.sqrt(x)
+    while Fraction(r) ** 2 < Fraction(x):
+        r = math.nextafter(r, math.inf)
+    return r
 
 
 class Tally:
@@ -117,15 +161,30 @@ class Tally:
             self.zrest_delta.add(delta, k)
         if e.kind == "gaussian":
             self.n_gaussian += 1
-            self.mu_sq.add(float(e.mu) ** 2, k)
+            self.mu_sq.add(_exact_square(e.mu), k)
         else:
             self.grest_eps.add(epsilon, k)
             self.grest_delta.add(delta, k)
         return self
 
+    def basic_fits(self, budget_epsilon, budget_delta):
+        """Whether basic composition fits ``(budget_epsilon, budget_delta)``, exactly.
+
+        The sums are exact rationals, so the test has no tolerance: ``Σ kε <= ε_budget``
+        and ``Σ kδ <= δ_budget`` as real numbers (not after rounding the sums).
+        """
+        def fits(s, budget):
+            if math.isinf(budget):
+                return True
+            return not s.inf and s.total <= Fraction(budget)
+
+        # A δ budget of 1 admits any δ (the basic view's δ is min(1, Σ kδ)).
+        return fits(self.eps, float(budget_epsilon)) and (
+            float(budget_delta) >= 1 or fits(self.delta, float(budget_delta)))
+
     def basic(self):
         """Basic composition (Dwork & Roth 2014, Thm 3.16): ``(Σ kε, min(1, Σ kδ))``."""
-        return self.eps.value(), min(1.0, self.delta.value())
+        return self.eps.upper(), min(1.0, self.delta.upper())
 
     def views(self, target_delta=None):
         """Every valid view at ``target_delta`` (see :func:`compose_events`)."""
@@ -143,8 +202,17 @@ class Tally:
         log_keep = -self.log_keep.value()
         slack = -math.expm1(math.log1p(-target_delta) - log_keep) if log_keep > -math.inf else 0.0
         if slack > 0:
-            views["kov"] = comp.kov_from_sums(
-                self.eps.value(), self.eps_sq.value(), self.drift.value(), log_keep, slack)
+            kov = comp.kov_from_sums(
+                self.eps.upper(), self.eps_sq.upper(), self.drift.upper(), log_keep, slack)
+            # The view's δ is computed in float: give up slack (an ulp at a time, then
+            # doubling) until it is at most the target, so the exact budget test holds.
+            step = 0
+            while kov[1] > target_delta and slack > 0:
+                slack = max(0.0, slack - math.ulp(slack) * 2.0**step)
+                step += 1
+                kov = comp.kov_from_sums(
+                    self.eps.upper(), self.eps_sq.upper(), self.drift.upper(), log_keep, slack)
+            views["kov"] = kov
             if self.homogeneous:
                 eps0, delta0 = self.pair
                 opt = comp.optimal_homogeneous_epsilon(eps0, delta0, self.uses, target_delta)
@@ -153,15 +221,24 @@ class Tally:
 
         # zCDP and exact-Gaussian views: events with that characterisation compose in it
         # (their calibration δ plays no part), the rest by basic composition.
+        # Rounded outward: ρ, μ² and the other events' ε up, the δ left to the
+        # conversion down, and the final sum up, so the view never falls below its theorem.
         if self.n_zcdp:
-            r_eps, r_del = self.zrest_eps.value(), min(1.0, self.zrest_delta.value())
-            if r_del < target_delta:
-                views["zcdp"] = (comp.zcdp_epsilon(self.rho.value(), target_delta - r_del)
-                                 + r_eps, target_delta)
+            left = self._delta_left(self.zrest_delta, target_delta)
+            if left > 0:
+                views["zcdp"] = (_up_sum(comp.zcdp_epsilon(self.rho.upper(), left),
+                                         self.zrest_eps), target_delta)
         if self.n_gaussian:
-            r_eps, r_del = self.grest_eps.value(), min(1.0, self.grest_delta.value())
-            if r_del < target_delta:
-                mu = math.sqrt(self.mu_sq.value())
-                views["gaussian"] = (comp.gaussian_epsilon(mu, target_delta - r_del) + r_eps,
+            left = self._delta_left(self.grest_delta, target_delta)
+            if left > 0:
+                mu = _sqrt_up(self.mu_sq.upper())
+                views["gaussian"] = (_up_sum(comp.gaussian_epsilon(mu, left), self.grest_eps),
                                      target_delta)
         return views
+
+    @staticmethod
+    def _delta_left(rest_delta, target_delta):
+        """``target_delta − Σ kδ`` of the other events, rounded down (0 if none left)."""
+        if rest_delta.inf:
+            return 0.0
+        return max(0.0, _down(Fraction(target_delta) - rest_delta.total))

@@ -1,6 +1,7 @@
 """The Gaussian mechanism on a lattice: exact discrete Gaussian noise, zCDP accounting."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import brentq
@@ -45,6 +46,23 @@ def zcdp_rho_for(epsilon, delta):
     return rho
 
 
+def _shift_up(scaled, n_values):
+    """The smallest float ``>= scaled + sqrt(n_values)`` (``scaled`` is exact: Δ/g)."""
+    shift = scaled + math.sqrt(n_values)
+    # Δ/g + sqrt(d) is the exact bound on the lattice distance; the float sum and the
+    # float sqrt round to nearest, so step up until (shift - Δ/g)^2 >= d holds exactly.
+    while shift < scaled or (Fraction(shift) - Fraction(scaled)) ** 2 < n_values:
+        shift = math.nextafter(shift, math.inf)
+    return shift
+
+
+def _realised_rho(shift, sigma_int):
+    """``shift^2 / (2 sigma_int^2)`` rounded up to a float (the exact ρ is rational)."""
+    exact = Fraction(shift) ** 2 / (2 * sigma_int**2)
+    rho = float(exact)
+    return rho if Fraction(rho) >= exact else math.nextafter(rho, math.inf)
+
+
 def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     """Lattice step ``g``, integer noise ``sigma_int`` and realised ρ of the snapped mechanism.
 
@@ -80,7 +98,9 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
     sigma_int : int
         The discrete Gaussian's scale, in lattice units.
     rho : float
-        The realised ρ (at most the one asked for).
+        The realised ρ (at most the one asked for): ``Δ'^2/(2 sigma_int^2)``, evaluated
+        exactly and rounded up to a float (a discrete Gaussian shifted by an integer
+        vector has exactly this Rényi divergence at every integer order).
     """
     target = max(sensitivity / math.sqrt(2.0 * rho), min_sigma)
     best = None
@@ -92,13 +112,14 @@ def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):
                 continue
             shift = sensitivity / g
         else:  # real data, or integers rounded to a coarser lattice
-            shift = sensitivity / g + math.sqrt(n_values)
+            shift = _shift_up(sensitivity / g, n_values)
         sigma_int = max(1, math.ceil(max(shift / math.sqrt(2.0 * rho), min_sigma / g)))
-        while shift**2 / (2.0 * sigma_int**2) > rho:
+        # Exact test (rationals): a rounded Δ'^2/(2σ^2) may fall an ulp below the true one.
+        while Fraction(shift) ** 2 > 2 * sigma_int**2 * Fraction(rho):
             sigma_int += 1
         fits = sigma_int <= _noise.MAX_GAUSSIAN_SIGMA
         if fits and (best is None or sigma_int * g < best[1] * best[0]):
-            best = (g, sigma_int, shift**2 / (2.0 * sigma_int**2))
+            best = (g, sigma_int, _realised_rho(shift, sigma_int))
         if best is not None and step > k + 2:
             break
     if best is None:

@@ -38,7 +38,9 @@ def test_basic_spend_and_refusal_records_nothing():
         acc.spend([lap(0.1), lap(0.2)])  # all or nothing
     assert len(acc.events) == 2
     assert acc.remaining()[0] == pytest.approx(0.2)
-    assert acc.can_spend([lap(0.2)]) and not acc.can_spend([lap(0.21)])
+    # The check is exact: 2·fl(0.4) + fl(0.2) exceeds 1 by 5.6e-17, while the exact
+    # remainder 1 − 2·fl(0.4) (a float) fits.
+    assert acc.can_spend([lap(acc.remaining()[0])]) and not acc.can_spend([lap(0.2)])
 
 
 def test_populations_have_separate_budgets():
@@ -176,11 +178,11 @@ _RACE_SCRIPT = textwrap.dedent(
     import sys
     from skhybrid.accounting import BudgetExceededError, PrivacyAccountant
     from skhybrid.mechanisms import LaplaceMechanism
-    acc = PrivacyAccountant(epsilon=5.0, ledger=sys.argv[1])
+    acc = PrivacyAccountant(epsilon=6.25, ledger=sys.argv[1])
     ok = 0
     for _ in range(40):
         try:
-            acc.spend([LaplaceMechanism(0.1).event()])
+            acc.spend([LaplaceMechanism(0.125).event()])
             ok += 1
         except BudgetExceededError:
             pass
@@ -191,12 +193,12 @@ _RACE_SCRIPT = textwrap.dedent(
 
 def test_concurrent_processes_cannot_overspend(tmp_path):
     path = str(tmp_path / "race.sqlite")
-    PrivacyAccountant(epsilon=5.0, ledger=path)  # create the tables and store the budget
+    PrivacyAccountant(epsilon=6.25, ledger=path)  # create the tables and store the budget
     procs = [subprocess.Popen([sys.executable, "-c", _RACE_SCRIPT, path], stdout=subprocess.PIPE)
              for _ in range(2)]
     granted = sum(int(p.communicate(timeout=300)[0]) for p in procs)
-    assert granted == 50  # 5.0 / 0.1, never more
-    assert PrivacyAccountant(ledger=path).spent()[0] <= 5.0 * (1 + 1e-9)
+    assert granted == 50  # 6.25 / 0.125, never more
+    assert PrivacyAccountant(ledger=path).spent()[0] <= 6.25
 
 
 # ------------------------------------------------------------ charges cannot be lost
@@ -270,19 +272,19 @@ def test_threads_share_a_ledger_safely(tmp_path, where):
 
     # Measured before per-thread connections: 3 of 200 threaded fits raised RuntimeError.
     ledger = tmp_path / "t.sqlite" if where == "sqlite" else None
-    acc = PrivacyAccountant(epsilon=10.0, ledger=ledger)
+    acc = PrivacyAccountant(epsilon=12.5, ledger=ledger)
 
     def charge(_):
         try:
-            acc.spend([lap(0.1)])
+            acc.spend([lap(0.125)])
             return True
         except BudgetExceededError:
             return False
 
     with ThreadPoolExecutor(16) as pool:
         granted = sum(pool.map(charge, range(200)))
-    assert granted == 100  # exactly 10.0 / 0.1; any other exception would propagate
-    assert acc.spent()[0] == pytest.approx(10.0)
+    assert granted == 100  # exactly 12.5 / 0.125; any other exception would propagate
+    assert acc.spent()[0] == 12.5
     assert len(acc.events) == 100
 
 

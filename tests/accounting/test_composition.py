@@ -2,6 +2,7 @@
 
 import math
 from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -342,13 +343,16 @@ def test_randomized_response_epsilon():
 )
 def test_calibrate_pure_round_trip(eps, delta, k, factor):
     eps0 = comp.calibrate_pure_epsilon(eps, delta, k, zcdp_factor=factor)
-    assert eps0 >= eps / k
+    # ε/k rounded down: k uses never exceed ε exactly (the accountant has no tolerance).
+    split = comp._split_down(eps, k)
+    assert eps0 >= split and k * Fraction(split) <= Fraction(eps)
+    assert split == eps / k or math.nextafter(split, math.inf) == eps / k
     composed = comp._compose_pure_views(eps0, k, delta, factor)
     assert min(composed.values()) <= eps + 1e-9
     views = comp._pure_views(eps, delta, k, factor)
     binding = max(views, key=views.get)
     if views[binding] <= eps / k * (1 + comp.REPORT_RTOL):
-        assert eps0 == eps / k  # a gain the report would not show: basic composition
+        assert eps0 == split  # a gain the report would not show: basic composition
         return
     assert min(composed.values()) >= eps - 1e-6
     assert composed[binding] == pytest.approx(eps, abs=1e-6)

