@@ -92,7 +92,9 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=False):
             "positive finite float")
         raise ValueError(f"{name} must be a {what}; got {epsilon!r}.")
     low, high = EPSILON_RANGE
-    if not math.isinf(epsilon) and not (low <= epsilon <= high):
+    # (The range keeps the calibrations inside double precision, which a few units in
+    # the last place do not change: ε = 1e-12 split k ways rounds down, not to nearest.)
+    if not math.isinf(epsilon) and not (low * (1 - 2.0**-40) <= epsilon <= high):
         baseline = " (np.inf runs the non-private baseline)" if allow_inf else ""
         raise ValueError(f"{name} must lie in [{low:g}, {high:g}]{baseline}; got {epsilon!r}. "
                          "Outside it the calibrations overflow double precision.")

@@ -408,6 +408,7 @@ class PrivacyAccountant:
                 f"(epsilon={eps:.4g}, delta={delta:.3g}) under {name} composition, over the "
                 f"budget (epsilon={b_eps:.4g}, delta={b_delta:.3g}); already spent "
                 f"(epsilon={prev[0]:.4g}, delta={prev[1]:.3g}). Nothing was computed."
+                + _rounding_hint(eps, delta, b_eps, b_delta)
             )
 
     def can_spend(self, events):
@@ -554,6 +555,17 @@ def _target_delta(tally, b_delta, slack):
         basic_delta = tally.basic()[1]
         return min(b_delta, basic_delta + slack) if b_delta < 1 else basic_delta + slack
     return b_delta if b_delta < 1 else None
+
+
+def _rounding_hint(eps, delta, b_eps, b_delta):
+    """A refusal by less than a relative 1e-12 is the binary rounding of decimal charges
+    (the check is exact): say so, with the numbers in full."""
+    if not (eps <= b_eps * (1 + 1e-12) and (delta <= b_delta * (1 + 1e-12) or b_delta >= 1)):
+        return ""
+    return (f" The excess is floating-point rounding (total epsilon {eps!r} against "
+            f"{b_eps!r}, delta {delta!r} against {b_delta!r}): decimal values such as 0.1 "
+            "are not exact in binary and the budget is checked exactly. Split a budget "
+            "with skhybrid.accounting.calibrate_pure_epsilon, or leave a margin.")
 
 
 def _left(budget, spent):

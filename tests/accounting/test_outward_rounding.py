@@ -268,3 +268,15 @@ def test_decimal_charges_that_overshoot_in_binary_are_refused():
     granted = sum(acc.can_spend([_lap(0.1)]) and acc.spend([_lap(0.1)]) is None
                   for _ in range(30))
     assert granted == 29 and 30 * Fraction(0.1) > 3
+
+
+def test_a_refusal_by_rounding_says_so_and_a_real_one_does_not():
+    acc = PrivacyAccountant(epsilon=3.0)
+    for _ in range(29):
+        acc.spend([_lap(0.1)])
+    with pytest.raises(BudgetExceededError, match="floating-point rounding") as info:
+        acc.spend([_lap(0.1)])
+    assert "3.0000000000000004" in str(info.value)
+    with pytest.raises(BudgetExceededError) as info:
+        acc.spend([_lap(0.2)])
+    assert "rounding" not in str(info.value)
