@@ -59,7 +59,9 @@ def check_threshold_values(t, bits, name="threshold feature", at_fit=True):
     the domain is kept exactly up to ``b = 62``. A float column is accepted only for
     ``b <= 53`` (float64 cannot tell ``2^53`` from ``2^53 + 1``, so the values may
     already be rounded): that refusal depends on the dtype and ``b`` alone, never on a
-    private value.
+    private value. An object column of numbers is read entry by entry, each exactly (an
+    integer-valued float as that integer), so whether it is kept depends on its values
+    being in the domain, never on the Python type of one entry.
     """
     bits = int(bits)
     high = 1 << bits
@@ -97,13 +99,22 @@ def _out_of_domain(name, high, outcome):
 
 
 def _object_column(t, bits, name, outcome):
-    """An object column: exact Python/numpy integers, else the float path (``b <= 53``)."""
+    """An object column of numbers, entry by entry and exactly: integers (Python, numpy,
+    bool) as they are, floats whose value is an integer as that integer, any other float
+    as out of the domain. Other objects (strings, decimals) take the float path
+    (``b <= 53``), as the whole column."""
+    high = 1 << bits
     ints = []
     for v in t.ravel():  # one pass over the column's entries, Python objects
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Integral, np.integer)):
-            return t  # not all integers: converted (and checked) as floats
-        ints.append(int(v))
-    high = 1 << bits
+        if isinstance(v, (Integral, np.integer, np.bool_)):
+            ints.append(int(v))
+        elif isinstance(v, (float, np.floating)):
+            f = float(v)  # (exact unless v is a longdouble that no float holds)
+            if f != v or not f.is_integer():  # (nan, ±inf, fractions)
+                raise _out_of_domain(name, high, outcome)
+            ints.append(int(f))
+        else:
+            return t  # converted (and checked) as floats
     if any(v < 0 or v >= high for v in ints):
         raise _out_of_domain(name, high, outcome)
     return np.array(ints, dtype=np.int64).reshape(t.shape)

@@ -73,3 +73,27 @@ def test_float_column_beyond_53_bits_is_refused_by_dtype_alone():
     LocalThresholdClassifier(threshold_bits=54, classes=[0, 1], epsilon=np.inf).fit(
         t[:, None], y)
     LocalThresholdClassifier(threshold_bits=53, classes=[0, 1], epsilon=np.inf).fit(X, y)
+
+
+def test_an_object_column_is_kept_or_refused_by_its_values_not_their_python_types():
+    # At threshold_bits > 53 an object column holding 7 as an int was kept and the same
+    # column holding 7.0 in one private row was refused (the float path's dtype refusal):
+    # now every entry is read exactly, and only values outside the domain are refused.
+    from skhybrid.hybrid._parity_threshold import check_threshold_values
+
+    ints = [3, 7, 2**53 + 1, 2**60]
+    for bits in (53 + 8, 61):
+        expected = np.array(ints, dtype=np.int64)
+        for row0 in (3, 3.0, np.float32(3.0), np.int16(3), np.int64(3)):
+            column = np.array([row0] + ints[1:], dtype=object)
+            np.testing.assert_array_equal(check_threshold_values(column, bits), expected)
+        for bad in (3.5, float("nan"), float("inf"), -1.0, np.longdouble(3) + np.longdouble(2.0**-60)):
+            column = np.array([bad] + ints[1:], dtype=object)
+            with pytest.raises(ValueError, match="must hold integers") as info:
+                check_threshold_values(column, bits)
+            assert "3.5" not in str(info.value)
+    # other objects still take the float path as a whole column (b <= 53 only)
+    np.testing.assert_array_equal(
+        check_threshold_values(np.array(["3", "7"], dtype=object), 53), [3, 7])
+    with pytest.raises(ValueError, match="integer dtype"):
+        check_threshold_values(np.array(["3", "7"], dtype=object), 54)
