@@ -1,6 +1,7 @@
 """What every mechanism shares: validated parameters and the event it declares."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -12,6 +13,21 @@ from . import _noise
 #: Lattice indices are clamped to ±2^50, values to ±2^50 g (a 1-Lipschitz map: no
 #: sensitivity cost), so indices plus noise stay exact in int64 and in float64.
 RANGE_STEPS = 2**50
+
+#: The real-valued lattices pay for a sensitivity 2^-32 above the one given. Callers
+#: compute Δ and clip rows in floating point, a few units in the last place away from the
+#: real numbers of the proofs (a row clipped to radius r can have norm r(1 + ~d·2^-53)); where
+#: Δ/g sits just below an integer, ``floor(Δ/g) + 1`` steps would leave no room for that.
+#: The slack costs one lattice step in those cases only, and covers relative errors up to
+#: 2^-32 (d up to about 10^6 features).
+SENSITIVITY_SLACK = Fraction(2**32 + 1, 2**32)
+
+
+def lattice_span(sensitivity, g):
+    """``floor(Δ(1 + 2^-32)/g)``, exactly: how many steps of ``g`` a change of at most
+    ``sensitivity`` (with :data:`SENSITIVITY_SLACK`) spans before rounding."""
+    return math.floor(Fraction(sensitivity) * SENSITIVITY_SLACK / Fraction(g))
+
 
 # Integer input is clamped to ±2^62 before its index is computed (1-Lipschitz, so free):
 # int64 arithmetic below then cannot overflow, and uint64 input is held.

@@ -34,6 +34,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _noise
+from ._base import lattice_span
 
 __all__ = [
     "dyadic_floor",
@@ -93,7 +94,9 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
         A power of two (1 for integer scores).
     S : int
         ``floor(Δ/g) + 1`` (``Δ`` for integer scores): a lattice score moves by at most
-        ``S`` between neighbours, since ``|round(u/g) - round(u'/g)| <= |u - u'|/g + 1``.
+        ``S`` between neighbours, since ``|round(u/g) - round(u'/g)| <= |u - u'|/g + 1``;
+        paid as ``floor(Δ(1 + 2^-32)/g) + 1``, with room for a caller's Δ a few units in
+        the last place short (:data:`~skhybrid.mechanisms._base.SENSITIVITY_SLACK`).
     """
     if integer:
         if sensitivity != int(sensitivity):
@@ -109,7 +112,7 @@ def score_lattice(sensitivity, epsilon, factor, integer=False):
     eps = Fraction(epsilon)
     while True:
         g = math.ldexp(1.0, exponent - 1 - bits)
-        S = math.floor(Fraction(sensitivity) / Fraction(g)) + 1
+        S = lattice_span(sensitivity, g) + 1
         if bits <= _MIN_LATTICE_BITS or factor * S / eps <= _MAX_NOISE_STEPS:
             return g, S
         bits -= 1

@@ -14,6 +14,7 @@ from ._base import (
     check_sensitivity,
     exact_values,
     lattice_index,
+    lattice_span,
 )
 
 __all__ = ["LaplaceMechanism", "laplace_mechanism", "laplace_lattice"]
@@ -36,8 +37,11 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None
     lattice units. Rounding moves each coordinate by at most ``g/2``, so neighbouring
     values ``|v - v'|_1 <= Δ`` give lattice indices at ℓ1 distance at most
     ``floor(Δ/g) + n_values`` (Mironov 2012's snapping argument, here with the exact
-    integer noise of CKS instead of snapping the noisy output); integer-valued queries
-    with ``Δ/g`` an integer are exact on the lattice and cost nothing. The discrete
+    integer noise of CKS instead of snapping the noisy output), paid as
+    ``floor(Δ(1 + 2^-32)/g) + n_values``: room for a caller's Δ or clipping a few units
+    in the last place short (:data:`~skhybrid.mechanisms._base.SENSITIVITY_SLACK`);
+    integer-valued queries with ``Δ/g`` an integer are exact on the lattice and cost
+    nothing. The discrete
     Laplace with scale ``t`` on integer queries of ℓ1 sensitivity ``Δ_int`` is
     ``Δ_int/t``-DP (the ratio of its probabilities at x and x + k is at most
     ``exp(|k|/t)``), and ``t = ceil(Δ_int / ε)`` in exact rational arithmetic, so the
@@ -80,7 +84,7 @@ def laplace_lattice(sensitivity, epsilon, n_values, integer=False, min_step=None
     g = 2.0 ** math.floor(math.log2(sensitivity / (_STEPS * max(1, n_values))))
     if min_step is not None:
         g = max(g, float(min_step))
-    delta_int = math.floor(sensitivity / g) + int(n_values)
+    delta_int = lattice_span(sensitivity, g) + int(n_values)
     t = max(1, math.ceil(Fraction(delta_int) / Fraction(epsilon)))
     if t > _MAX_SCALE:
         raise ValueError(
