@@ -20,10 +20,12 @@ Lemma 1 has dis = 4 Lambda^2 ||M(q)||_2; F~ approximates ||M(q)||_2, and the fac
 """
 
 import numbers
+from fractions import Fraction
 
 import numpy as np
 from scipy import linalg
 
+from ..utils._rounding import float_at_least, float_sqrt_at_least
 from ..utils._rows import clip_scale, row_norms
 
 __all__ = [
@@ -419,18 +421,22 @@ def discrepancy_gradient_sensitivity(r, r_hat, mu, n, *, norm="inf", m=None, bou
     mu = _check_positive(mu, "mu")
     if not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}.")
+    # In exact arithmetic from the float parameters, then rounded up: the float formula's
+    # four or five roundings can land below the bound (one unit in the last place below a
+    # power of two costs a selection lattice its last step of room).
+    r2, r_hat2 = Fraction(r) ** 2, Fraction(r_hat) ** 2
     if bound == "paper":
-        s = 2.0 * mu * r**2 * r_hat**2 / n
+        s = 2 * Fraction(mu) * r2 * r_hat2 / int(n)
     elif bound == "tight":
-        s = min(mu * r**2 / n, 2.0) * r_hat**2
+        s = min(Fraction(mu) * r2 / int(n), Fraction(2)) * r_hat2
     else:
         raise ValueError(f"bound must be 'paper' or 'tight', got {bound!r}.")
     if norm == "inf":
-        return s
+        return float_at_least(s)
     if norm == "2":
         if not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError("m (the number of source rows) must be a positive integer for norm='2'.")
-        return s * np.sqrt(m)
+        return float_sqrt_at_least(s * s * m)  # s·√m, rounded up
     raise ValueError(f"norm must be 'inf' or '2', got {norm!r}.")
 
 

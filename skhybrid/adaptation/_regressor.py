@@ -1,7 +1,7 @@
 """DiscrepancyAdaptationRegressor: private adaptation from a labelled public source."""
 
-import math
 import warnings
+from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,6 +13,7 @@ from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask
 from ..accounting import PrivacyAccountant
 from ..mechanisms import GaussianMechanism
+from ..utils._rounding import float_at_least, float_sqrt_at_least
 from ..utils._sklearn_compat import (
     Interval,
     Options,
@@ -499,11 +500,13 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
                             lam=noise_calibrated_lam(self.lam, self.noise_shrinkage, m,
                                                      mech.sigma, d))
         elif self.solver in ("single-stage", "two-stage-fw"):
-            scale = 4.0 * self.coef_norm**2 if self.solver == "single-stage" else 1.0
-            selector, event = selection_mechanism(eps, delta, K, scale * tau, self.selection)
+            sens = tau
+            if self.solver == "single-stage":  # 4·L²·τ, rounded up
+                sens = float_at_least(4 * Fraction(float(self.coef_norm)) ** 2 * Fraction(tau))
+            selector, event = selection_mechanism(eps, delta, K, sens, self.selection)
             plan["selector"] = selector
             events = [event if event is not None else nonprivate_event()]
-            info.update(sensitivity=scale * tau, selection=self.selection)
+            info.update(sensitivity=sens, selection=self.selection)
             if event is not None:
                 info.update(eps0=event.epsilon, noise_scale=selector.mechanism.params().get(
                     "scale", selector.mechanism.params().get("gumbel_scale")))
@@ -512,7 +515,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
                     r, r_hat, self.coef_norm, label_bound, self.mu, n,
                     bound=self.sensitivity_bound)
         else:  # two-stage-md
-            sens2 = tau * math.sqrt(m)
+            sens2 = float_sqrt_at_least(Fraction(tau) ** 2 * m)  # τ·√m, rounded up
             sigma, event = mirror_descent_noise(eps, delta, K, sens2)
             plan["sigma"] = sigma
             events = [event if event is not None else nonprivate_event()]

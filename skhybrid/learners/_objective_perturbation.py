@@ -1,6 +1,7 @@
 """Objective perturbation for L2-regularised logistic regression (Chaudhuri et al. 2011)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -10,6 +11,7 @@ from scipy.stats import gamma
 
 from ..accounting import PrivacyEvent
 from ..mechanisms import LaplaceMechanism, _noise
+from ..utils._rounding import float_at_least
 from ..utils._rows import clip_scale, row_norms
 
 __all__ = ["ObjectivePerturbation", "clip_rows"]
@@ -138,8 +140,10 @@ class ObjectivePerturbation:
 
     def output_sensitivity(self, dim, gradient_tolerance):
         """ℓ1 bound 2pγ/(Λ+Δ) on how far the released point's error can move between
-        neighbours (see the class docstring)."""
-        return 2.0 * dim * gradient_tolerance / (self.lam + self.extra_reg)
+        neighbours (see the class docstring), in exact arithmetic from the float
+        parameters and rounded up."""
+        return float_at_least(2 * int(dim) * Fraction(gradient_tolerance)
+                              / (Fraction(self.lam) + Fraction(self.extra_reg)))
 
     def release(self, u, gradient_tolerance, rng):
         """û plus Laplace noise at ``eps_out`` on a lattice, for a point with

@@ -44,6 +44,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..mechanisms import _noise
+from ..utils._rounding import float_at_least
 from ._kappa_dense import _check_log_weights
 
 __all__ = [
@@ -83,10 +84,7 @@ def kappa_dense_tv_bound(kappa, n):
     eta : float
     """
     exact = 1 / (Fraction(float(kappa)) * int(n))
-    if exact >= 1:
-        return 1.0
-    eta = float(exact)  # correctly rounded: at most one step below
-    return math.nextafter(eta, math.inf) if Fraction(eta) < exact else eta
+    return 1.0 if exact >= 1 else float_at_least(exact)
 
 
 def _cap_bits(n):
