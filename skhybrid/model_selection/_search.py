@@ -6,6 +6,7 @@ import math
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
@@ -501,8 +502,10 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"{sorted({e.kind for e in events})} events); PrivateSearchCV's selection "
                 "theorems need pure runs. Tune it on public rows with public_scorer, or pay "
                 "for every fit with dp_scorer in GridSearchCV (see search_cost).")
-        spent = sum(e.epsilon * e.count for e in events)
-        if spent > run_epsilon * (1 + 1e-9):
+        # exactly: a run charging a hair more than ε_run is outside the search's bound
+        spent = sum(Fraction(float(e.epsilon)) * int(e.count) for e in events)
+        if spent > Fraction(float(run_epsilon)):
+            spent = float(spent)
             raise ValueError(
                 f"{name} with {params} charges epsilon={spent:.6g} when asked for "
                 f"{run_epsilon:.6g}; PrivateSearchCV cannot bound its runs.")

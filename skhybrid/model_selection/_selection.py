@@ -25,10 +25,12 @@ K hidden from the observer is what makes the cost independent of it.
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from ..accounting._rdp import rdp_to_dp_epsilon
+from ..utils._rounding import float_at_least
 
 __all__ = [
     "pure_dp_rdp",
@@ -86,12 +88,37 @@ def random_stopping_epsilon(run_epsilon, delta, expected_runs):
     analysis : {"pure", "rdp"}
         Which bound gave it (``"pure"`` means δ = 0 is realised).
     """
-    pure = 3.0 * run_epsilon
+    pure = float_at_least(3 * Fraction(run_epsilon))  # 3·ε_run, rounded up
     if not delta > 0:
         return pure, "pure"
     rdp = random_stopping_rdp(lambda a: pure_dp_rdp(run_epsilon, a), expected_runs)
-    eps, _ = rdp_to_dp_epsilon(rdp, _ORDERS, delta)
+    eps, order = rdp_to_dp_epsilon(rdp, _ORDERS, delta)
+    eps += _rounding_pad(run_epsilon, delta, expected_runs, order)
     return (eps, "rdp") if eps < pure else (pure, "pure")
+
+
+def _magnitude(epsilon, a):
+    """Σ|term| of :func:`pure_dp_rdp` at the orders ``a`` (its cancellation's scale)."""
+    return epsilon + (np.log1p(np.exp(-epsilon))
+                      + np.log1p(np.exp(-(2.0 * a - 1.0) * epsilon))) / (a - 1.0)
+
+
+def _rounding_pad(run_epsilon, delta, expected_runs, order):
+    """A bound on the float error of the Rényi path's ε, added to it (outward).
+
+    Each term of the ε at ``order`` — the run's RDP, the inner minimum at its argmin, the
+    log m/(λ − 1) term and the conversion's two — is a few elementary operations, each
+    within an ulp of its exact value: the sum is within ~20 ulps of Σ|term|; pad by 64.
+    """
+    log_m = math.log(expected_runs)
+    inner_terms = (2.0 * (1.0 - 1.0 / _ORDERS) * pure_dp_rdp(run_epsilon, _ORDERS)
+                   + 2.0 * log_m / _ORDERS)
+    j = int(np.argmin(inner_terms))
+    inner = 2.0 * _magnitude(run_epsilon, _ORDERS[j]) + 2.0 * log_m / _ORDERS[j]
+    a = float(order)
+    outer = (_magnitude(run_epsilon, a) + log_m / (a - 1.0) + abs(math.log1p(-1.0 / a))
+             + (abs(math.log(delta)) + math.log(a)) / (a - 1.0))
+    return 64.0 * 2.0**-53 * float(inner + outer)
 
 
 def run_epsilon_for_budget(epsilon, delta, expected_runs, rtol=1e-9):

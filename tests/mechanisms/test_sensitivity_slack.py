@@ -6,7 +6,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import pytest
 
 from skhybrid.mechanisms import _base
 from skhybrid.mechanisms import _exact_selection as xs

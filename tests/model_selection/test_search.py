@@ -317,3 +317,26 @@ def test_best_score_is_a_possible_score(monkeypatch):
     from skhybrid.model_selection import _search
     monkeypatch.setattr(_search, "noisy_mean_score", unclipped)
     assert max(best_scores()) > 1.0 and math.isfinite(max(best_scores()))
+
+
+class _OneUlpOver(DPLogisticRegression):
+    """Charges one unit in the last place more than its epsilon (a run the search's bound
+    does not cover)."""
+
+    def _charge(self, events):
+        import dataclasses
+        import math
+
+        return super()._charge([dataclasses.replace(e, epsilon=math.nextafter(e.epsilon, 9.0))
+                                for e in events])
+
+
+def test_a_run_charging_one_ulp_more_than_its_epsilon_is_refused(data):
+    # The search's bound covers runs of exactly ε_run; the old check let 1e-9 through.
+    X, y = data
+    acc = PrivacyAccountant(epsilon=2.0)
+    search = PrivateSearchCV(_OneUlpOver(classes=[0, 1]), GRID, epsilon=1.0, random_state=0,
+                             accountant=acc)
+    with pytest.raises(ValueError, match="cannot bound its runs"):
+        search.fit(X, y)
+    assert acc.spent() == (0.0, 0.0)
