@@ -8,6 +8,7 @@ from numbers import Real
 
 import numpy as np
 
+from ..utils._rounding import float_at_most
 from . import _composition as comp
 from ._events import POPULATIONS, PrivacyEvent
 from ._ledger import _show, looks_like_url, make_ledger
@@ -573,10 +574,7 @@ def _left(budget, spent):
     if math.isinf(budget) or math.isinf(spent):
         return max(0.0, budget - spent)
     left = Fraction(budget) - Fraction(spent)
-    if left <= 0:
-        return 0.0
-    out = float(left)
-    return out if Fraction(out) <= left else math.nextafter(out, 0.0)
+    return float_at_most(left) if left > 0 else 0.0
 
 
 def _unpack_budget(stored):

@@ -35,6 +35,7 @@ References
 
 import math
 import numbers
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
@@ -1060,8 +1061,6 @@ def _calibrate_pure_cached(epsilon, delta, k, zcdp_factor):
 def _split_down(epsilon, k):
     """The largest float ε0 with ``k·ε0 <= ε`` exactly (ε/k rounded down, not to nearest):
     the accountant tests basic composition on exact sums, with no tolerance."""
-    from fractions import Fraction
-
     eps0 = epsilon / k
     while eps0 > 0 and k * Fraction(eps0) > Fraction(epsilon):
         eps0 = math.nextafter(eps0, 0.0)

@@ -19,21 +19,10 @@ exact sums themselves (:meth:`Tally.basic_fits`).
 import math
 from fractions import Fraction
 
+from ..utils._rounding import float_at_least, float_at_most, float_sqrt_at_least
 from . import _composition as comp
 
 __all__ = ["Tally"]
-
-
-def _up(x):
-    """The smallest float >= the rational ``x``."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
-def _down(x):
-    """The largest float <= the rational ``x``."""
-    f = float(x)
-    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
 
 
 class _Sum:
@@ -60,7 +49,7 @@ class _Sum:
 
     def upper(self):
         """The sum rounded up to a float (never below the exact sum)."""
-        return math.inf if self.inf else _up(self.total)
+        return math.inf if self.inf else float_at_least(self.total)
 
     def copy(self):
         out = _Sum()
@@ -93,17 +82,12 @@ def _up_sum(x, s):
     """``x + s`` (a float plus an exact sum), rounded up."""
     if math.isinf(x) or s.inf:
         return math.inf
-    return _up(Fraction(x) + s.total)
+    return float_at_least(Fraction(x) + s.total)
 
 
 def _sqrt_up(x):
     """The smallest float >= sqrt(x), for a float ``x >= 0``."""
-    if math.isinf(x):
-        return x
-    r = math.sqrt(x)
-    while Fraction(r) ** 2 < Fraction(x):
-        r = math.nextafter(r, math.inf)
-    return r
+    return x if math.isinf(x) else float_sqrt_at_least(Fraction(x))
 
 
 class Tally:
@@ -241,4 +225,4 @@ class Tally:
         """``target_delta − Σ kδ`` of the other events, rounded down (0 if none left)."""
         if rest_delta.inf:
             return 0.0
-        return max(0.0, _down(Fraction(target_delta) - rest_delta.total))
+        return max(0.0, float_at_most(Fraction(target_delta) - rest_delta.total))

@@ -9,6 +9,7 @@ from scipy.optimize import brentq
 from ..accounting import _composition as comp
 from . import _noise
 from .._validation import check_generator
+from ..utils._rounding import float_at_least
 from ._base import (Mechanism, check_delta, check_epsilon, check_sensitivity, exact_values,
                     lattice_index)
 
@@ -58,9 +59,7 @@ def _shift_up(scaled, n_values):
 
 def _realised_rho(shift, sigma_int):
     """``shift^2 / (2 sigma_int^2)`` rounded up to a float (the exact ρ is rational)."""
-    exact = Fraction(shift) ** 2 / (2 * sigma_int**2)
-    rho = float(exact)
-    return rho if Fraction(rho) >= exact else math.nextafter(rho, math.inf)
+    return float_at_least(Fraction(shift) ** 2 / (2 * sigma_int**2))
 
 
 def gaussian_lattice(sensitivity, rho, n_values, integer=False, min_sigma=0.0):

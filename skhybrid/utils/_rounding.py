@@ -15,6 +15,12 @@ def float_at_least(value):
     return math.nextafter(out, math.inf) if Fraction(out) < value else out
 
 
+def float_at_most(value):
+    """The largest float at most ``value`` (a :class:`~fractions.Fraction` or int)."""
+    out = float(value)
+    return math.nextafter(out, -math.inf) if Fraction(out) > value else out
+
+
 def float_sqrt_at_least(value):
     """The smallest float whose square is at least ``value`` (>= 0), i.e. √value rounded up."""
     out = math.sqrt(float_at_least(value))
