@@ -411,11 +411,11 @@ def _log_integrand(a, eta, mu, s):
     out += s
     return out
 
+
 # The two helpers below work in place on a few arrays (the accounting's 8,001-point
 # integrand is bound by memory traffic, not by arithmetic); each in-place step is the
 # same IEEE operation on the same operands as the expression in its comment, so the
 # values are bit for bit those of the expressions.
-
 
 def _log_gauss_curve_erfcx(mu, s):
     """ln δ_G(s) in the erfcx form of :func:`_log_integrand`."""
@@ -660,7 +660,6 @@ _MU_LO, _MU_HI = 1e-6, 1e3
 #: Precision of the calibrated μ: the full-precision ε at the returned μ lies in
 #: [(1 − _EPS_RTOL)·ε, ε] (μ within ~1e-10 of the threshold in ln μ).
 _EPS_RTOL = 2e-10
-
 
 
 def _gauss_legendre_unit(panels, nodes):
@@ -1010,8 +1009,9 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
             # finds it converged and screens the seven orders around it at this very
             # point, so screen them now, in the same call (one call instead of two).
             w_lo = max(0, j - 3)
+            mu_check = math.exp(math.log(mu_of(v_new[0])))  # (as the check computes μ)
             with np.errstate(divide="ignore"):
-                r = steps * _coarse_rdp(a[w_lo:j + 4], eta, math.exp(math.log(mu_of(v_new[0]))))
+                r = steps * _coarse_rdp(a[w_lo:j + 4], eta, mu_check)
             ahead = (j, v_new[0], r + conv[w_lo:j + 4])
             r = r[j - w_lo:j - w_lo + 1]
         else:
