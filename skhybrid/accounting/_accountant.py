@@ -16,6 +16,12 @@ from ._tally import Tally
 
 __all__ = ["PrivacyAccountant", "BudgetExceededError", "compose_events", "best_view"]
 
+#: A budget holds to a relative 2^-52 (two units in the last place), checked in exact
+#: arithmetic: the rounding of the ε values themselves. k charges of fl(ε/k) (or any
+#: charges whose real values add up to ε) sum to at most ε(1 + 2^-53) as floats, so they
+#: fit; a real overspend (the 1e-9 the old tolerance let through) does not.
+_BUDGET_RTOL = 2.0**-52
+
 
 class BudgetExceededError(RuntimeError):
     """Raised by :meth:`PrivacyAccountant.spend` when a charge would exceed the budget.
@@ -158,11 +164,11 @@ class PrivacyAccountant:
 
     Notes
     -----
-    The budget check has no tolerance: basic composition is tested on the exact sums of
-    the events' floats, and every tighter view is rounded outward (see the docs page
-    "Privacy accounting"). Thirty charges of ``0.1`` exceed a budget of ``3.0``
-    (``0.1`` is the float 0.1000000000000000055...); ``calibrate_pure_epsilon`` splits a
-    budget so that it adds up exactly.
+    The budget check is exact to a relative 2^-52: basic composition is tested on the
+    exact sums of the events' floats, every tighter view is rounded outward, and a total
+    may exceed the budget only by the rounding of the ε values themselves (30 charges of
+    ``0.1``, each 0.1000000000000000055..., fit a budget of ``3.0``; see the docs page
+    "Privacy accounting").
 
     ``clone`` returns the accountant itself (``__sklearn_clone__``), so every fold and
     candidate of a search charges the same budget — which is the point: a search over
@@ -391,13 +397,13 @@ class PrivacyAccountant:
                     tally.add(e)
             b_eps, b_delta = budget[f"epsilon_{population}"], budget[f"delta_{population}"]
             target = _target_delta(tally, b_delta, budget["slack"])
-            # No tolerance (docs/accounting.rst, "How a charge is checked"): basic
-            # composition is tested on its exact rational sums; every other view is an
-            # upper bound already rounded outward, compared as it is.
-            if tally.basic_fits(b_eps, b_delta):
+            # Exact, to a relative 2^-52 (docs/accounting.rst, "How a charge is checked"):
+            # basic composition is tested on its exact rational sums; every other view is
+            # an upper bound already rounded outward.
+            if tally.basic_fits(b_eps, b_delta, _BUDGET_RTOL):
                 continue
             views = tally.views(target)
-            if any(e <= b_eps and d <= b_delta
+            if any(_within(e, b_eps) and _within(d, b_delta)
                    for name, (e, d) in views.items() if name != "basic"):
                 continue
             name, (eps, delta) = best_view(views)
@@ -556,6 +562,12 @@ def _target_delta(tally, b_delta, slack):
         basic_delta = tally.basic()[1]
         return min(b_delta, basic_delta + slack) if b_delta < 1 else basic_delta + slack
     return b_delta if b_delta < 1 else None
+
+
+def _within(value, budget):
+    """``value <= budget·(1 + 2^-52)``, exactly."""
+    return value <= budget or (math.isfinite(value)
+                               and Fraction(value) <= Fraction(budget) * (1 + Fraction(_BUDGET_RTOL)))
 
 
 def _rounding_hint(eps, delta, b_eps, b_delta):

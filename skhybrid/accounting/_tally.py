@@ -151,16 +151,16 @@ class Tally:
             self.grest_delta.add(delta, k)
         return self
 
-    def basic_fits(self, budget_epsilon, budget_delta):
+    def basic_fits(self, budget_epsilon, budget_delta, rtol=0):
         """Whether basic composition fits ``(budget_epsilon, budget_delta)``, exactly.
 
-        The sums are exact rationals, so the test has no tolerance: ``Σ kε <= ε_budget``
-        and ``Σ kδ <= δ_budget`` as real numbers (not after rounding the sums).
+        The sums are exact rationals: ``Σ kε <= ε_budget·(1 + rtol)`` and
+        ``Σ kδ <= δ_budget·(1 + rtol)`` as real numbers (not after rounding the sums).
         """
         def fits(s, budget):
             if math.isinf(budget):
                 return True
-            return not s.inf and s.total <= Fraction(budget)
+            return not s.inf and s.total <= Fraction(budget) * (1 + Fraction(rtol))
 
         # A δ budget of 1 admits any δ (the basic view's δ is min(1, Σ kδ)).
         return fits(self.eps, float(budget_epsilon)) and (

@@ -38,9 +38,10 @@ def test_basic_spend_and_refusal_records_nothing():
         acc.spend([lap(0.1), lap(0.2)])  # all or nothing
     assert len(acc.events) == 2
     assert acc.remaining()[0] == pytest.approx(0.2)
-    # The check is exact: 2·fl(0.4) + fl(0.2) exceeds 1 by 5.6e-17, while the exact
-    # remainder 1 − 2·fl(0.4) (a float) fits.
-    assert acc.can_spend([lap(acc.remaining()[0])]) and not acc.can_spend([lap(0.2)])
+    # The check is exact to a relative 2^-52: 2·fl(0.4) + fl(0.2) exceeds 1 by 5.6e-17
+    # (the rounding of 0.4 and 0.2) and fits, as does the exact remainder 1 − 2·fl(0.4).
+    assert acc.can_spend([lap(acc.remaining()[0])]) and acc.can_spend([lap(0.2)])
+    assert not acc.can_spend([lap(0.2 + 2.0**-50)])
 
 
 def test_populations_have_separate_budgets():
