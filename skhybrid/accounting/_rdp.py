@@ -651,8 +651,10 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1); got delta={delta!r}.")
     _check(eta, 1.0)
+    # The threshold depends on the set of orders only; the search's windows of
+    # neighbouring orders need them sorted (and distinct).
     return _calibrate_cached(float(epsilon), float(delta), float(eta), int(steps),
-                             tuple(float(x) for x in a))
+                             tuple(sorted({float(x) for x in a})))
 
 
 _MU_LO, _MU_HI = 1e-6, 1e3
@@ -687,6 +689,47 @@ def _infeasible(epsilon, delta, eta, steps):
 
 @lru_cache(maxsize=1024)
 def _calibrate_cached(epsilon, delta, eta, steps, orders):
+    mu = _calibrate_search(epsilon, delta, eta, steps, orders)
+    return _refine_threshold(mu, epsilon, delta, eta, steps, orders)
+
+
+def _refine_threshold(mu, epsilon, delta, eta, steps, orders):
+    """``mu`` (feasible) moved up to the threshold: the full-precision ε within
+    ``_EPS_RTOL`` below ``epsilon``, or ``mu`` the largest float still feasible.
+
+    The fast path returns such a μ already; the fallbacks stop short of it (the screened
+    secant once no order is clearly feasible 5 % above, the bisection at 1e-6 in ln μ),
+    which on a steep ε(μ) (an order's RDP bending up, dε/dμ in the thousands) left ε a
+    relative 1e-3 below the target: bisection in ln μ on the accounting itself.
+    """
+    def eps_at(m):
+        return subsampled_gaussian_epsilon(eta, m, steps, delta, orders)[0]
+
+    floor = epsilon * (1.0 - _EPS_RTOL)
+    if mu >= _MU_HI or eps_at(mu) >= floor:
+        return mu
+    lo, step = mu, 1e-6
+    hi = min(mu * math.exp(step), _MU_HI)
+    while eps_at(hi) <= epsilon:  # (rare: the fallbacks' μ is within 5 % of the threshold)
+        if hi >= _MU_HI:
+            return _MU_HI
+        lo, step = hi, 2.0 * step
+        hi = min(lo * math.exp(step), _MU_HI)
+    while math.nextafter(lo, math.inf) < hi:
+        mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
+        e = eps_at(mid)
+        if e > epsilon:
+            hi = mid
+        else:
+            lo = mid
+            if e >= floor:
+                break
+    return lo
+
+
+def _calibrate_search(epsilon, delta, eta, steps, orders):
     def ok(m):
         return subsampled_gaussian_epsilon(eta, m, steps, delta, orders)[0] <= epsilon
 
@@ -731,7 +774,10 @@ def _calibrate_cached(epsilon, delta, eta, steps, orders):
     # steps over a window of orders (usually two or three screenings of a few orders);
     # when that is unsure, by a bracket and Brent's method, which also decide the ends
     # of the μ range.
-    root = _screening_root(a, conv, eta, steps, epsilon, t_lo + 1.5, t_hi - 1.5)
+    try:
+        root = _screening_root(a, conv, eta, steps, epsilon, t_lo + 1.5, t_hi - 1.5)
+    except (ValueError, OverflowError, ZeroDivisionError):  # the model left float range
+        root = None
     if root is None:
         step = 0.25
         left, right = (0.0, step) if coarse_gap(0.0) <= 0 else (-step, 0.0)

@@ -220,6 +220,71 @@ def test_fast_calibration_matches_the_bisection(epsilon, delta, eta, steps):
     assert calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps) == new  # cached
 
 
+# Where ε(μ) is steep (an order's RDP bending up: dε/dμ in the thousands), the fallbacks
+# stopped a relative 1e-3 short in ε (red team 12).
+_STEEP = [(0.0240928867333142, 8.995697505411573e-12, 1.5911781108686853e-05, 366339),
+          (0.01583275058991222, 1.1087350728635169e-09, 0.0010117398785964272, 59),
+          (0.012514164543537862, 5.145917679833291e-06, 0.007887992609407386, 15)]
+
+
+def _in_window(epsilon, delta, eta, steps, mu, orders=DEFAULT_ORDERS):
+    from skhybrid.accounting._rdp import _subsampled_gaussian_epsilon_full
+
+    eps = _subsampled_gaussian_epsilon_full(eta, mu, steps, delta, orders)[0]
+    return epsilon * (1 - 2e-10) - 1e-15 <= eps <= epsilon
+
+
+@pytest.mark.parametrize("epsilon, delta, eta, steps", _STEEP)
+def test_calibration_reaches_its_window_where_epsilon_is_steep(epsilon, delta, eta, steps):
+    from skhybrid.accounting import _rdp
+
+    _rdp._calibrate_cached.cache_clear()
+    assert _in_window(epsilon, delta, eta, steps,
+                      calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps))
+
+
+def test_without_the_refinement_the_steep_cases_stop_short(monkeypatch):
+    # Mutation twin of the test above.
+    from skhybrid.accounting import _rdp
+
+    monkeypatch.setattr(_rdp, "_refine_threshold", lambda mu, *args: mu)
+    _rdp._calibrate_cached.cache_clear()
+    try:
+        short = [not _in_window(*case, _rdp.calibrate_subsampled_gaussian_mu(*case))
+                 for case in _STEEP]
+    finally:
+        _rdp._calibrate_cached.cache_clear()
+    assert all(short)
+
+
+def test_calibration_does_not_depend_on_how_the_orders_are_listed():
+    # The search's windows of neighbouring orders assumed sorted orders: a permutation of
+    # the default ones gave a μ 1-17 % below the threshold (red team 12).
+    rng = np.random.default_rng(0)
+    for epsilon, delta, eta, steps in [(0.02177234598772483, 0.1531806513426776,
+                                        0.3793174159574197, 209),
+                                       (64.45663421091857, 4.9116594376130154e-08,
+                                        0.016218773446682204, 7153),
+                                       (1.0, 1e-6, 1 / 2000, 2000)]:
+        shuffled = tuple(rng.permutation(DEFAULT_ORDERS).tolist())
+        assert (calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, shuffled + shuffled[:3])
+                == calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps))
+
+
+@pytest.mark.parametrize("epsilon, delta, eta, steps, orders", [
+    (0.010774356158847632, 0.00010276390914404023, 0.48123565717691735, 1,
+     (1.23, 1.28, 5.66, 9.05, 155.58, 1227.09)),
+    (0.27210736211324354, 0.11095107065649103, 0.5063737975619634, 4889,
+     (165.7, 1357.7, 165.94, 1.18)),
+    (1.0, 1e-5, 0.5, 1000, (2.0, 8.0, 32.0, 128.0, 1536.0)),
+])
+def test_calibration_with_custom_orders_where_the_model_leaves_float_range(
+        epsilon, delta, eta, steps, orders):
+    # The search's model raised "math domain error" here (red team 12).
+    mu = calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders)
+    assert _in_window(epsilon, delta, eta, steps, mu, orders)
+
+
 def test_calibration_ends_agree_with_the_bisection():
     from skhybrid.accounting._rdp import _calibrate_bisection
 
