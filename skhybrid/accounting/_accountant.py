@@ -571,9 +571,11 @@ def _within(value, budget):
 
 
 def _rounding_hint(eps, delta, b_eps, b_delta):
-    """A refusal by less than a relative 1e-12 is the binary rounding of decimal charges
-    (the check is exact): say so, with the numbers in full."""
-    if not (eps <= b_eps * (1 + 1e-12) and (delta <= b_delta * (1 + 1e-12) or b_delta >= 1)):
+    """A refusal by a few units in the last place (past the 2^-52 the check allows, within
+    2^-48) is rounding: say so, with the numbers in full. (Beyond that the views do not
+    add up, e.g. ``remaining()`` of a tight view spent under another: no hint.)"""
+    rtol = 2.0**-48
+    if not (eps <= b_eps * (1 + rtol) and (delta <= b_delta * (1 + rtol) or b_delta >= 1)):
         return ""
     return (f" The excess is floating-point rounding (total epsilon {eps!r} against "
             f"{b_eps!r}, delta {delta!r} against {b_delta!r}): decimal values such as 0.1 "
@@ -582,7 +584,8 @@ def _rounding_hint(eps, delta, b_eps, b_delta):
 
 
 def _left(budget, spent):
-    """``max(0, budget − spent)`` rounded down, so that spending it can fit exactly."""
+    """``max(0, budget − spent)`` rounded down (when the spend is basic composition's,
+    spending it fits)."""
     if math.isinf(budget) or math.isinf(spent):
         return max(0.0, budget - spent)
     left = Fraction(budget) - Fraction(spent)
