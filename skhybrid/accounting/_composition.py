@@ -42,6 +42,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gammaln, log_ndtr
 
+from ..utils._rounding import float_at_most
+
 __all__ = [
     "advanced_composition",
     "analytic_gaussian_sigma",
@@ -1030,7 +1032,8 @@ def calibrate_pure_epsilon(epsilon, delta, k, zcdp_factor=0.5):
     -------
     eps0 : float
         At least ε/k rounded down: the basic split is the largest float with
-        ``k·ε0 <= ε`` exactly (the accountant's check has no tolerance). A non-basic optimum is shrunk by a relative 1e-9, so that
+        ``k·ε0 <= ε`` exactly, so the k uses never print above the budget. A non-basic
+        optimum is shrunk by a relative 1e-9, so that
         recomposing it in another floating-point order still fits the budget.
     """
     epsilon = _check_nonneg(epsilon, "epsilon")
@@ -1059,12 +1062,9 @@ def _calibrate_pure_cached(epsilon, delta, k, zcdp_factor):
 
 
 def _split_down(epsilon, k):
-    """The largest float ε0 with ``k·ε0 <= ε`` exactly (ε/k rounded down, not to nearest):
-    the accountant tests basic composition on exact sums, with no tolerance."""
-    eps0 = epsilon / k
-    while eps0 > 0 and k * Fraction(eps0) > Fraction(epsilon):
-        eps0 = math.nextafter(eps0, 0.0)
-    return float(eps0)
+    """The largest float ε0 with ``k·ε0 <= ε`` exactly: ε/k rounded down, not to nearest
+    (the accountant sums the uses exactly)."""
+    return float_at_most(Fraction(epsilon) / k)
 
 
 def calibrate_gaussian_sigma(epsilon, delta, k, sensitivity=1.0):

@@ -343,7 +343,7 @@ def test_randomized_response_epsilon():
 )
 def test_calibrate_pure_round_trip(eps, delta, k, factor):
     eps0 = comp.calibrate_pure_epsilon(eps, delta, k, zcdp_factor=factor)
-    # ε/k rounded down: k uses never exceed ε exactly (the accountant has no tolerance).
+    # ε/k rounded down: k uses never exceed ε exactly (the accountant sums them exactly).
     split = comp._split_down(eps, k)
     assert eps0 >= split and k * Fraction(split) <= Fraction(eps)
     assert split == eps / k or math.nextafter(split, math.inf) == eps / k
