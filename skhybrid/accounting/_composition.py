@@ -42,7 +42,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import gammaln, log_ndtr
 
-from ..utils._rounding import float_at_most
+from ..utils._rounding import float_at_least, float_at_most, float_sqrt_at_least
 
 __all__ = [
     "advanced_composition",
@@ -806,10 +806,17 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
         hi *= 2.0
     mu = brentq(excess, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
     sigma = sensitivity / mu
-    sigma = _nudge(
-        sigma, lambda s: gaussian_delta(sensitivity / s, epsilon) <= delta, 1e-13 * sigma, +1
-    )
+    # Feasible exactly: δ(ε) is judged at Δ/σ rounded up (δ grows with μ) by an upper
+    # bound on the exact curve, whose float value can sit ~1e-11 below it in the tail.
+    sigma = _nudge(sigma, lambda s: _gaussian_delta_upper(_mu_at_least(sensitivity, s),
+                                                          epsilon) <= delta,
+                   1e-13 * sigma, +1)
     return float(sigma)
+
+
+def _mu_at_least(sensitivity, sigma):
+    """Δ/σ rounded up: the multiplier a noise σ gives a sensitivity Δ, never below it."""
+    return float_at_least(Fraction(sensitivity) / Fraction(sigma))
 
 
 def classic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -1097,11 +1104,14 @@ def calibrate_gaussian_sigma(epsilon, delta, k, sensitivity=1.0):
         return 0.0
     sigma *= 1.0 + _CALIBRATION_MARGIN
 
-    # √k·σ1 is exact in real arithmetic; check both ways a caller may form the
-    # composed μ, since rounding moves δ(μ) by ~1e-13 relative.
+    # √k·σ1 is exact in real arithmetic; check the exact composed μ = √k·Δ/σ (rounded
+    # up) and both ways a caller may form it in float, by an upper bound on the exact
+    # δ(ε) (the float curve can sit ~1e-11 below it).
     def feasible(s):
-        mus = (compose_gaussian_mu(np.full(k, sensitivity / s)), math.sqrt(k) * sensitivity / s)
-        return all(gaussian_delta(mu, epsilon) <= delta for mu in mus)
+        exact = float_sqrt_at_least(k * (Fraction(sensitivity) / Fraction(s)) ** 2)
+        mus = (exact, compose_gaussian_mu(np.full(k, sensitivity / s)),
+               math.sqrt(k) * sensitivity / s)
+        return all(_gaussian_delta_upper(mu, epsilon) <= delta for mu in mus)
 
     return float(_nudge(sigma, feasible, 1e-14 * sigma, +1))
 

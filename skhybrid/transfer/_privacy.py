@@ -196,8 +196,9 @@ def gaussian_rr_sigma(epsilon, delta):
     """
     _check_eps_delta(epsilon, delta, allow_zero_delta=False)
     sigma = math.sqrt(2.0 * math.log(2.0 / delta)) / epsilon
-    exact_delta = comp.gaussian_delta(1.0 / sigma, epsilon)
-    if exact_delta > delta * (1 + 1e-9):
+    # Judged exactly: δ(ε) at 1/σ rounded up, by an upper bound on the exact curve.
+    exact_delta = comp._gaussian_delta_upper(comp._mu_at_least(1.0, sigma), epsilon)
+    if exact_delta > delta:
         raise ValueError(
             f"Gaussian randomized response with sigma={sigma:.4g} is not ({epsilon}, "
             f"{delta})-DP (its exact delta at this epsilon is {exact_delta:.3g})."

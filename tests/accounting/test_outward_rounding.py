@@ -17,6 +17,7 @@ from scipy.optimize import brentq
 from skhybrid.accounting import BudgetExceededError, PrivacyAccountant, PrivacyEvent
 from skhybrid.accounting import _composition as comp
 from skhybrid.mechanisms.gaussian import zcdp_rho_for
+from skhybrid.transfer._privacy import gaussian_rr_sigma
 
 mp = pytest.importorskip("mpmath")
 mp.mp.dps = 60
@@ -130,6 +131,43 @@ def test_gaussian_epsilon_mutation_twin_float_curve_is_infeasible(monkeypatch):
               for mu, d in _gauss_grid(80, seed=3)
               if (e := comp.gaussian_epsilon(mu, d)) > 0)
     assert bad > 0
+
+
+def _sigma_grid(n, seed):
+    rng = np.random.default_rng(seed)
+    return [(float(10 ** rng.uniform(-2, 1.3)), float(10 ** rng.uniform(-12, -2)),
+             float(10 ** rng.uniform(-2, 1))) for _ in range(n)]
+
+
+def test_analytic_gaussian_sigma_is_feasible_exactly():
+    worst = 0.0
+    for eps, delta, sens in _sigma_grid(60, seed=5):
+        sigma = comp.analytic_gaussian_sigma(eps, delta, sens)
+        exact = _bw_delta_exact(mp.mpf(sens) / mp.mpf(sigma), eps)
+        assert exact <= delta, (eps, delta, sens)
+        worst = max(worst, float(1 - exact / delta))
+    assert worst < 1e-8  # still the smallest σ up to the bound's padding
+
+
+def test_analytic_gaussian_sigma_mutation_twin_float_curve_is_infeasible(monkeypatch):
+    # Feasibility judged on the float curve (the previous code) lands above δ.
+    monkeypatch.setattr(comp, "_gaussian_delta_upper", comp.gaussian_delta)
+    bad = sum(_bw_delta_exact(mp.mpf(sens) / mp.mpf(comp.analytic_gaussian_sigma(e, d, sens)),
+                              e) > d
+              for e, d, sens in _sigma_grid(60, seed=5))
+    assert bad > 0
+
+
+def test_calibrated_gaussian_sigma_and_rr_sigma_are_feasible_exactly():
+    rng = np.random.default_rng(6)
+    for eps, delta, sens in _sigma_grid(20, seed=7):
+        k = int(rng.integers(1, 5000))
+        sigma = comp.calibrate_gaussian_sigma(eps, delta, k, sens)
+        mu = mp.sqrt(k) * mp.mpf(sens) / mp.mpf(sigma)
+        assert _bw_delta_exact(mu, eps) <= delta, (eps, delta, sens, k)
+    for eps, delta in [(0.5, 1e-4), (3.0, 1e-6), (6.3, 0.5), (8.9, 1e-4)]:
+        sigma = gaussian_rr_sigma(eps, delta)
+        assert _bw_delta_exact(1 / mp.mpf(sigma), eps) <= delta
 
 
 def test_gaussian_delta_upper_bounds_the_exact_curve():
