@@ -502,3 +502,22 @@ def test_warns_when_public_rows_dwarf_data_norm_reading_public_rows_only():
         with warnings.catch_warnings():
             warnings.simplefilter("error", UserWarning)  # none: public rows are in scale
             DPLogisticRegression(data_norm=6.0, classes=[0, 1]).fit(X_ok, y, public_mask=mask)
+
+
+def test_private_fit_refuses_an_output_lattice_the_sampler_cannot_draw_before_the_charge(
+        monkeypatch):
+    # _check_reachable's last check: the output release's lattice must be one the exact
+    # sampler draws on (its value bound). No valid parameters reach it today, so a refusal
+    # is forced: it must come before the charge, with the parameters only.
+    from skhybrid.mechanisms.laplace import LaplaceMechanism
+
+    def refuse(self, n_values=1, integer=False):
+        raise ValueError("The lattice is too fine for this sensitivity.")
+
+    monkeypatch.setattr(LaplaceMechanism, "value_bound", refuse)
+    X, y = load_breast_cancer(return_X_y=True)
+    acc = PrivacyAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match=r"DPLogisticRegression at epsilon=1\.0, tol=.*"
+                       r"too fine.*Nothing was charged"):
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc).fit(X, y)
+    assert acc.spent() == (0.0, 0.0)
