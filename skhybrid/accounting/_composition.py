@@ -520,9 +520,10 @@ def pure_to_zcdp(epsilon):
     Returns
     -------
     rho : float
+        ε²/2 rounded up (never below the exact value).
     """
     epsilon = _check_nonneg(epsilon, "epsilon")
-    return epsilon**2 / 2.0
+    return epsilon if math.isinf(epsilon) else float_at_least(Fraction(epsilon) ** 2 / 2)
 
 
 def zcdp_epsilon(rho, delta):

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _noise
 from .._validation import check_generator
+from ..utils._rounding import float_at_least
 from ._base import Mechanism, check_epsilon, check_sensitivity, exact_values
 from ._exact_selection import (
     dyadic_floor,
@@ -192,8 +193,9 @@ class ExponentialMechanism(_LatticeSelection):
 
     def _event_fields(self):
         # Bounded range with parameter ε gives ε²/8-zCDP; monotone scoring uses
-        # the full ε as its range bound too, so the same ρ applies.
-        return self.epsilon, 0.0, {"rho": self.epsilon**2 / 8}
+        # the full ε as its range bound too, so the same ρ applies. Exact, rounded up
+        # (ε**2 / 8 rounds to nearest: half the time an ulp below).
+        return self.epsilon, 0.0, {"rho": float_at_least(Fraction(self.epsilon) ** 2 / 8)}
 
     def params(self):
         """Return the parameters recorded with the mechanism's events.

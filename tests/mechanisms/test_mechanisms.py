@@ -2,6 +2,8 @@
 
 import math
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,20 @@ def test_exponential_event(monotonic):
     assert e.rho == pytest.approx(0.8**2 / 8)
     assert e.mu is None
     assert e.params["gumbel_scale"] == pytest.approx((1 if monotonic else 2) * 2.0 / 0.8)
+
+
+def test_zcdp_of_pure_and_exponential_events_is_never_below_the_exact_value():
+    # exact ε²/8 rounded up; the float ε**2 / 8 (the previous code) lands an ulp below
+    # for about two ε in five
+    rng = np.random.default_rng(0)
+    old_below = 0
+    for eps in rng.uniform(0.01, 10.0, 200).tolist():
+        rho = ExponentialMechanism(eps).event().rho
+        assert Fraction(eps) ** 2 / 8 <= Fraction(rho) < Fraction(eps) ** 2 / 8 * (1 + 2**-51)
+        old_below += Fraction(eps**2 / 8) < Fraction(eps) ** 2 / 8
+        assert Fraction(eps) ** 2 / 2 <= Fraction(comp.pure_to_zcdp(eps))
+    assert old_below > 0
+    assert comp.pure_to_zcdp(np.inf) == np.inf
 
 
 def test_report_noisy_max_event():
