@@ -17,7 +17,7 @@ from skhybrid.learners import DPLogisticRegression
 from skhybrid.learners._objective_perturbation import clip_rows as op_clip_rows
 from skhybrid.transfer import NoisySGDClassifier
 from skhybrid.transfer._sgd import clipped_gradients
-from skhybrid.utils._rows import row_norms
+from skhybrid.utils._rows import clip_scale, row_norms
 
 HUGE = [1e155, -1e300, np.finfo(float).max / 2]
 
@@ -80,3 +80,50 @@ def test_huge_rows_are_clipped_onto_the_ball_not_zeroed():
     # twin: the plain norm overflows, with a warning, on the first rows
     with pytest.warns(RuntimeWarning, match="overflow"):
         assert np.isinf(np.linalg.norm(Z, axis=1)[:3]).all()
+
+
+# Red team 13: the other end. A zero (or subnormal) private row with a clipping radius
+# >= 4 made radius / tiny overflow in the clipping factor: a warning on that data set only.
+TINY = [0.0, 5e-324]
+RADIUS = 5.0
+BIG_RADIUS = {
+    "NoisySGDClassifier": (lambda acc: NoisySGDClassifier(
+        classes=[0, 1], delta=1e-5, n_steps=300, lipschitz=RADIUS, fit_intercept=False,
+        accountant=acc, random_state=0), Y_CLASS, {}),
+    "DPLogisticRegression": (lambda acc: DPLogisticRegression(
+        classes=[0, 1], data_norm=RADIUS, accountant=acc, random_state=0), Y_CLASS, {}),
+    "adaptation noisy-moments": (lambda acc: DiscrepancyAdaptationRegressor(
+        solver="noisy-moments", data_norm=RADIUS, accountant=acc, random_state=0), Y_REG,
+        {"public_mask": PUBLIC}),
+}
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+@pytest.mark.parametrize("name", BIG_RADIUS)
+def test_a_zero_or_subnormal_private_row_changes_no_warning_and_no_charge(name):
+    make, y, fit_params = BIG_RADIUS[name]
+    charges = []
+    for value in [None, *TINY]:
+        Z = X.copy()
+        if value is not None:
+            # (the adaptation learner centres target rows by the public source mean)
+            Z[200] = X[PUBLIC].mean(axis=0) + value if "adaptation" in name else value
+        acc = PrivacyAccountant(epsilon=100.0, delta=1e-3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", category=__import__("skhybrid").SeedReuseWarning)
+            est = make(acc).fit(Z, y, **fit_params)
+        assert np.all(np.isfinite(est.coef_))
+        charges.append(acc.spent("central"))
+    assert all(c == charges[0] for c in charges)
+
+
+def test_clip_scale_keeps_small_rows_and_clips_large_ones_silently():
+    norms = np.array([0.0, 5e-324, 1.0, 4.999, 5.0, 10.0, np.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = clip_scale(norms, RADIUS)
+    np.testing.assert_array_equal(got, [1, 1, 1, 1, 1, 0.5, 0])
+    # twin: the previous form overflows on the zero and subnormal rows
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        np.minimum(1.0, RADIUS / np.maximum(norms, np.finfo(float).tiny))

@@ -32,5 +32,9 @@ def clip_scale(norms, radius):
 
     A zero row keeps factor 1; an infinite norm gives 0 (a row beyond float64's range is
     mapped to the origin, which is inside the ball: the sensitivity bound still holds).
+    The quotient is formed only where it is below 1, so it cannot overflow: a zero or
+    subnormal row with a radius >= 4 made ``radius / tiny`` overflow, and numpy's warning
+    told such a row apart.
     """
-    return np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))
+    norms = np.asarray(norms, dtype=float)
+    return np.where(norms > radius, radius / np.maximum(norms, radius), 1.0)
