@@ -15,6 +15,7 @@ import warnings
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.metadata_routing import MetadataRequest
 
@@ -53,17 +54,70 @@ def check_metric(metric, score_bound, estimator=None):
 def row_scores(estimator, X, y, metric, bound):
     """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors.
 
-    Warnings while predicting are not shown: the rows may be private, and a warning that
-    fires for one of them (a category its public fit never saw, an overflow) would tell
-    the data set from its neighbour outside the score's charge.
+    Total over the rows: each row's score depends on that row alone, so the sum changes
+    by at most ``bound`` between neighbours, whatever the rows hold.
+
+    - A row with NaN or infinity that ``estimator.predict`` refuses scores as the worst
+      (0 hits, error ``bound``); the other rows are predicted together. (The refusal
+      came after the score's charge, and only on the data set holding that row.)
+    - A NaN error (a NaN label, e.g. an unlabelled target row, or a NaN prediction)
+      scores as ``bound``.
+    - Warnings while predicting are not shown: the rows may be private, and a warning
+      that fires for one of them (a category its public fit never saw, an overflow)
+      would tell the data set from its neighbour outside the score's charge.
     """
+    y = np.asarray(y)
+    ok = np.ones(y.shape[0], dtype=bool)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pred = estimator.predict(X)
-    y = np.asarray(y)
+        try:
+            pred = estimator.predict(X)
+        except ValueError:
+            ok = ~nonfinite_rows(X)
+            if ok.all():  # not a non-finite value: the estimator's own refusal
+                raise
+            if not (hasattr(X, "iloc") or sp.issparse(X)):
+                X = np.asarray(X)
+            pred = (estimator.predict(_rows(X, ok)) if ok.any()
+                    else np.empty(0, dtype=y.dtype))
     if metric == "accuracy":
-        return (pred == y).astype(np.int64)
-    return np.minimum(np.abs(np.asarray(pred, dtype=float) - y.astype(float)), bound)
+        hits = np.zeros(y.shape[0], dtype=np.int64)
+        hits[ok] = pred == y[ok]
+        return hits
+    errors = np.full(y.shape[0], float(bound))
+    with np.errstate(invalid="ignore", over="ignore"):
+        errors[ok] = np.fmin(np.abs(np.asarray(pred, dtype=float) - y[ok].astype(float)),
+                             bound)
+    return errors
+
+
+def nonfinite_rows(X):
+    """Which rows of ``X`` (an array, a sparse matrix or a DataFrame) hold NaN, a missing
+    value or infinity."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        bad = np.zeros(X.shape[0], dtype=bool)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        bad[rows[~np.isfinite(X.data)]] = True
+        return bad
+    if hasattr(X, "iloc"):  # a DataFrame: missing values anywhere, infinity in numbers
+        numeric = X.select_dtypes("number").to_numpy(dtype=float)
+        return np.asarray(X.isna().any(axis=1)) | ~np.isfinite(numeric).all(axis=1)
+    X = np.asarray(X)
+    if X.dtype.kind in "fc":
+        bad = ~np.isfinite(X)
+    elif X.dtype.kind == "O":
+        bad = np.frompyfunc(_nonfinite_value, 1, 1)(X).astype(bool)
+    else:  # integers, booleans, strings: always finite
+        bad = np.zeros(X.shape, dtype=bool)
+    return bad.reshape(X.shape[0], -1).any(axis=1)
+
+
+def _nonfinite_value(value):
+    try:
+        return not math.isfinite(value)
+    except TypeError:  # a string, a category, None (missing)
+        return value is None
 
 
 def noisy_mean_score(scores, private, metric, bound, epsilon, rng):

@@ -32,6 +32,7 @@ from ._probe import (
 )
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
+from ..utils._sklearn_compat import get_tags
 
 __all__ = ["PrivateSearchCV"]
 
@@ -307,6 +308,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         sparse_ok = self.estimator.__sklearn_tags__().input_tags.sparse
         X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=False,
                                 dtype=None)
+        if prefix == "" and not get_tags(self.estimator).input_tags.allow_nan:
+            # The estimator alone (no step before it that could impute): its predict
+            # would refuse a held-out row with NaN after the charge, so every row is
+            # checked now. (In a Pipeline the probes refuse such training rows, and such
+            # a held-out row scores as the worst: see row_scores.)
+            try:
+                check_array(X, accept_sparse=sparse_ok, ensure_all_finite=True, dtype=None)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{exc} {type(self.estimator).__name__} cannot take them; PrivateSearchCV "
+                    "checks every row before anything is charged. Impute or drop them (e.g. "
+                    "a Pipeline that starts with sklearn.impute.SimpleImputer). Nothing was "
+                    "charged.") from None
         if not hasattr(X, "iloc") and not sp.issparse(X):
             X = X_checked  # lists and array-likes become arrays the runs can index
         n = X_checked.shape[0]
