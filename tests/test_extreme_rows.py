@@ -127,3 +127,46 @@ def test_clip_scale_keeps_small_rows_and_clips_large_ones_silently():
     # twin: the previous form overflows on the zero and subnormal rows
     with pytest.warns(RuntimeWarning, match="overflow"):
         np.minimum(1.0, RADIUS / np.maximum(norms, np.finfo(float).tiny))
+
+
+def _str_data():
+    from skhybrid.datasets import make_shifted_gaussians
+    from skhybrid.transfer._sample_complexity import str_min_curator_size
+
+    n_c = str_min_curator_size(1.0, 1e-5, 4, 0.2, 20) + 10
+    X, y, curator, _, _ = make_shifted_gaussians(n_c, 400, n_features=5, n_shifted=3,
+                                                 target_scale=0.02, minority=0.05,
+                                                 random_state=0)
+    return X, y, curator
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+@pytest.mark.parametrize("base", ["DPLogisticRegression", "NoisySGDClassifier"])
+def test_str_predicts_on_a_huge_curator_or_agent_row_silently(base):
+    # Red team 13: the MW update predicts on every curator row and the round test on the
+    # agents' rows; a decision value past float64's range made numpy warn on that data set.
+    from skhybrid.transfer import SubsampleTestReweigh
+
+    X, y, curator = _str_data()
+    learner = (DPLogisticRegression(data_norm=4.0) if base == "DPLogisticRegression"
+               else NoisySGDClassifier(n_steps=200))
+    # (one curator row: every round's update predicts on all of them; every agent row, so
+    # that the first round's test batch holds one)
+    rows = {"curator": np.flatnonzero(curator)[0], "agent": np.flatnonzero(~curator)}
+    charges = []
+    huge = np.finfo(float).max
+    for who, value in [(None, None), ("curator", huge), ("agent", -huge)]:
+        Z = X.copy()
+        if who is not None:
+            Z[rows[who]] = value
+        acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+        with warnings.catch_warnings():
+            # (the parameters' own warnings, e.g. too few agents per round, are public)
+            warnings.simplefilter("error", RuntimeWarning)
+            model = SubsampleTestReweigh(learner, epsilon=1.0, delta=1e-5, alpha=0.01, max_iter=4,
+                                 kappa=0.2, subsample_size=20, local_batch_size=50,
+                                 classes=[-1, 1], accountant=acc,
+                                 random_state=7).fit(Z, y, curator_mask=curator)
+        assert who == "agent" or len(model.target_error_estimates_) > 1  # (an update ran)
+        charges.append((acc.spent("central"), acc.spent("local")))
+    assert charges[0] == charges[1] == charges[2]

@@ -24,6 +24,7 @@ from .._validation import check_epsilon, check_generator, check_mask
 from ..accounting import PrivacyAccountant
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import LaplaceMechanism
+from ..utils._rows import predict_silently
 
 __all__ = ["public_scorer", "dp_scorer", "METRICS"]
 
@@ -68,18 +69,16 @@ def row_scores(estimator, X, y, metric, bound):
     """
     y = np.asarray(y)
     ok = np.ones(y.shape[0], dtype=bool)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            pred = estimator.predict(X)
-        except ValueError:
-            ok = ~nonfinite_rows(X)
-            if ok.all():  # not a non-finite value: the estimator's own refusal
-                raise
-            if not (hasattr(X, "iloc") or sp.issparse(X)):
-                X = np.asarray(X)
-            pred = (estimator.predict(_rows(X, ok)) if ok.any()
-                    else np.empty(0, dtype=y.dtype))
+    try:
+        pred = predict_silently(estimator, X)
+    except ValueError:
+        ok = ~nonfinite_rows(X)
+        if ok.all():  # not a non-finite value: the estimator's own refusal
+            raise
+        if not (hasattr(X, "iloc") or sp.issparse(X)):
+            X = np.asarray(X)
+        pred = (predict_silently(estimator, _rows(X, ok)) if ok.any()
+                else np.empty(0, dtype=y.dtype))
     if metric == "accuracy":
         hits = np.zeros(y.shape[0], dtype=np.int64)
         hits[ok] = pred == y[ok]

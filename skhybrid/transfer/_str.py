@@ -45,6 +45,7 @@ from ._sample_complexity import (
     str_sgd_sigma2,
 )
 from ._sgd import NoisySGDClassifier, calibrated_noise_multiplier, sgd_step_epsilon
+from ..utils._rows import predict_silently
 
 __all__ = ["SubsampleTestReweigh"]
 
@@ -812,7 +813,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                                               plan["learner_delta"])
                 h = self._fit_base(base, params, Xc[idx], yc[idx])
             batch = order[t * n0:(t + 1) * n0]
-            losses = (h.predict(Xl[batch]) != yl[batch]).astype(np.int8)  # computed by agents
+            # computed by agents (silently: a warning would tell one agent's row apart)
+            losses = (predict_silently(h, Xl[batch]) != yl[batch]).astype(np.int8)
             return h, float(np.mean(rr(losses, rng)))
 
         return self._run_rounds(round_, log_w, Xc, yc, T, threshold, plan)
@@ -835,7 +837,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
                 self._report(t, T, a, threshold, start, converged)
                 if converged:
                     break
-                log_w = multiplicative_weights_update(log_w, h.predict(Xc) == yc, self.alpha)
+                log_w = multiplicative_weights_update(log_w, predict_silently(h, Xc) == yc,
+                                                      self.alpha)
         chosen, estimate = (best[1], best[0]) if self.agnostic else (h, estimates[-1])
         self._warn_if_no_better_than_constant(estimate, plan.get("test_std", 0.0))
         return self._set_result(chosen, estimates, converged, plan)

@@ -1,13 +1,28 @@
-"""Row norms that neither overflow nor warn, for clipping private rows.
+"""Private rows handled without a warning: norms, clipping factors and predictions.
 
-Squaring a row beyond ~1e154 overflows float64: ``np.linalg.norm`` then prints a
-``RuntimeWarning`` and returns ``inf``, so a private row's size would show up in the
-fit's warnings, and the row would be zeroed instead of clipped.
+A warning that fires for one private row and not for its neighbour is a release outside
+any charge. Squaring a row beyond ~1e154 overflows float64: ``np.linalg.norm`` then
+prints a ``RuntimeWarning`` and returns ``inf``, so a private row's size would show up in
+the fit's warnings, and the row would be zeroed instead of clipped.
 """
+
+import warnings
 
 import numpy as np
 
-__all__ = ["row_norms", "clip_scale"]
+__all__ = ["row_norms", "clip_scale", "predict_silently"]
+
+
+def predict_silently(estimator, X):
+    """``estimator.predict(X)`` on rows that may be private, with every warning dropped.
+
+    A decision value beyond float64's range (a finite row near 1e308) makes numpy warn
+    ``overflow encountered in matmul``, and a fitted encoder warns about a category it
+    never saw: either would tell the data set holding that row from its neighbour.
+    """
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return estimator.predict(X)
 
 
 def row_norms(X):

@@ -1,6 +1,7 @@
 """Local-model building blocks: HRR, hierarchical CDF, quantile search, heavy hitters."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -37,6 +38,22 @@ def test_fwht_matches_explicit_hadamard_matrix(d):
     np.testing.assert_allclose(fwht(a[0]), h @ a[0], atol=1e-10)
     idx = np.arange(d)
     np.testing.assert_array_equal(hadamard_sign(idx[:, None], idx[None, :]), h)
+
+
+def test_hadamard_sign_of_scalars_is_exact_and_silent():
+    # Red team 13: the sign was computed in uint8, and numpy warned of the wrap on scalar
+    # input exactly when the sign was -1 (a warning that carries the sign)
+    h = hadamard(16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for v in range(16):
+            for j in range(16):
+                s = hadamard_sign(v, j)
+                assert s == h[v, j] and s.dtype == np.int8
+    # twin: the previous uint8 arithmetic warns on a scalar whose sign is -1
+    parity = np.bitwise_count(np.bitwise_and(np.int64(1), np.int64(1))) & 1
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        1 - 2 * parity
 
 
 def test_hrr_estimates_equal_per_item_sums():

@@ -61,7 +61,9 @@ def hadamard_sign(v, j):
     """
     parity = np.bitwise_count(np.bitwise_and(np.asarray(v, dtype=np.int64),
                                              np.asarray(j, dtype=np.int64))) & 1
-    return (1 - 2 * parity).astype(np.int8)
+    # signed: bitwise_count gives uint8, whose 1 - 2 wraps, and on scalars numpy warns of
+    # that overflow exactly when the sign is -1 (a warning that carries the sign)
+    return (1 - 2 * parity.astype(np.int8)).astype(np.int8)
 
 
 def _check_probability(value, name):
