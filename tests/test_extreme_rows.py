@@ -170,3 +170,28 @@ def test_str_predicts_on_a_huge_curator_or_agent_row_silently(base):
         assert who == "agent" or len(model.target_error_estimates_) > 1  # (an update ran)
         charges.append((acc.spent("central"), acc.spent("local")))
     assert charges[0] == charges[1] == charges[2]
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+def test_ppm_scores_a_private_row_near_the_largest_float_silently():
+    # Red team 13 follow-up: the candidates' membership W·x of a private row overflowed
+    from skhybrid.ppm import PPMHalfspaceClassifier
+
+    gen = np.random.default_rng(0)
+    Z0 = gen.uniform(-1, 1, size=(400, 2))
+    y = (np.linalg.norm(Z0, axis=1) > 0.6).astype(int)
+    public = y == 0
+    row = np.flatnonzero(~public)[0]
+    huge = np.finfo(float).max
+    charges = []
+    for value in [None, [huge, huge], [huge, -huge]]:
+        Z = Z0.copy()
+        if value is not None:
+            Z[row] = value
+        acc = PrivacyAccountant(epsilon=10.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            PPMHalfspaceClassifier(epsilon=1.0, private_class=1, accountant=acc,
+                                   random_state=0).fit(Z, y, public_mask=public)
+        charges.append(acc.spent())
+    assert charges[0] == charges[1] == charges[2]

@@ -67,7 +67,11 @@ def halfspace_violations(W, B, X, *, tol=0.0):
             f"W must have shape (h, n_features), B shape (h,) and X shape "
             f"(n_samples, n_features); got {W.shape}, {B.shape}, {X.shape}."
         )
-    return (W @ X.T) > (B + tol)[:, None]
+    # silently: a private row near float64's largest value overflows W·x (to ±inf, or NaN
+    # for inf − inf: a row's membership still depends on that row alone), and numpy's
+    # warning would tell the data set holding it from its neighbour
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (W @ X.T) > (B + tol)[:, None]
 
 
 def containment_matrix(W, B, X, *, tol=0.0, dtype=None):
