@@ -100,7 +100,7 @@ def nonfinite_rows(X):
         bad[rows[~np.isfinite(X.data)]] = True
         return bad
     if hasattr(X, "iloc"):  # a DataFrame: missing values anywhere, infinity in numbers
-        numeric = X.select_dtypes("number").to_numpy(dtype=float)
+        numeric = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
         return np.asarray(X.isna().any(axis=1)) | ~np.isfinite(numeric).all(axis=1)
     X = np.asarray(X)
     if X.dtype.kind in "fc":

@@ -59,6 +59,14 @@ def test_a_row_predict_refuses_scores_as_the_worst_and_the_others_as_before(valu
     assert hits[5] == hits[150] == 0 and np.array_equal(hits[keep], exact[keep])
 
 
+def test_missing_values_of_nullable_frame_columns_are_found():
+    frame = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": [0.5, 1.0, np.inf],
+                          "c": ["x", "y", None]})
+    assert nonfinite_rows(frame).tolist() == [False, True, True]
+    frame.loc[2, "b"] = 0.0
+    assert nonfinite_rows(frame).tolist() == [False, True, True]  # ("c" is missing)
+
+
 def test_a_refusal_that_is_not_about_a_non_finite_row_still_raises():
     with pytest.raises(ValueError, match="features"):
         row_scores(MODEL, X[:, :2], Y, "accuracy", 1.0)
