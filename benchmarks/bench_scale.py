@@ -367,7 +367,7 @@ def run_case(name, n, repeats, timeout):
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
         out, err = proc.stdout, proc.stderr
         if proc.returncode < 0:
-            status = "killed (signal %d; out of memory?)" % -proc.returncode
+            status = f"killed (signal {-proc.returncode}; out of memory?)"
         elif proc.returncode != 0:
             status = "crashed: " + (err.strip().splitlines() or ["?"])[-1][:100]
     except subprocess.TimeoutExpired as exc:
