@@ -363,15 +363,17 @@ def run_case(name, n, repeats, timeout):
     env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH")] if p] + [str(ROOT)])
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, str(n), str(repeats)]
     status = "ok"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-        out, err = proc.stdout, proc.stderr
+        out, err = proc.communicate(timeout=timeout)
         if proc.returncode < 0:
             status = f"killed (signal {-proc.returncode}; out of memory?)"
         elif proc.returncode != 0:
             status = "crashed: " + (err.strip().splitlines() or ["?"])[-1][:100]
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    except subprocess.TimeoutExpired:
+        proc.kill()  # the fits that finished before the timeout are still reported
+        out, _ = proc.communicate()
         status = f"timeout ({timeout:.0f} s)"
     res = {"status": status, "base_name": "", "est": [], "base": [], "est_err": None,
            "base_err": None}
