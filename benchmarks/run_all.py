@@ -64,6 +64,19 @@ def _discrepancy(text):
             for k in t if k != "expm"]
 
 
+def _scale(text):
+    # "<Estimator> <rows> <s> <MB> | <baseline> <s> <MB> <ratio>", or a status word
+    # (ValueError, timeout, ...) in place of the skhybrid numbers.
+    out = []
+    for m in re.finditer(rf"^(?P<name>[A-Z]\w+)\s+(?P<n>\d+)\s+(?:(?P<a>{NUM})\s+{NUM}|"
+                         rf"(?P<status>\S+))\s+\|\s+.*?\s(?P<b>{NUM})\s+{NUM}\s+"
+                         rf"(?P<ratio>{NUM}|-)(?=\s|$)", text, re.M):
+        g = m.groupdict()
+        out.append((f"{g['name']} n={g['n']}", g["a"] or g["status"], g["b"],
+                    None if g["ratio"] == "-" else g["ratio"]))
+    return out
+
+
 #: script -> (quick arguments, contenders, parser of its output)
 QUICK = {
     "bench_accountant.py": (
@@ -110,6 +123,9 @@ QUICK = {
               rf"\(.*?\)\s+{NUM}\s+{NUM}\s+(?P<ratio>{NUM})$", lambda g: g["name"])),
     "bench_real_data.py": (
         ["--quick"], "(accuracy panel: see log)", lambda text: []),
+    "bench_scale.py": (
+        ["--sizes", "10000", "--repeats", "3", "--timeout", "120"],
+        "skhybrid/scikit-learn baseline fit (s)", _scale),
     "bench_samplers.py": (
         ["--n", "200000", "--repeats", "3"], "exact/numpy (s)",
         _rows(rf"^(?P<name>\S.*?)\s+(?P<a>{NUM})\s+(?P<b>{NUM})\s+(?P<ratio>{NUM})x$",

@@ -16,6 +16,20 @@ from ..utils._sklearn_compat import Interval, Options, validate_data, validate_p
 __all__ = ["SelectThenEstimate"]
 
 
+#: Rows per block of the {-1, 1} check: bounds its temporaries to ~1 MB per column.
+_CHECK_BLOCK_ROWS = 1 << 20
+
+
+def _all_plus_minus_one(X):
+    """Whether every entry of X is -1 or 1, blockwise (no n x d temporary)."""
+    step = max(1, _CHECK_BLOCK_ROWS // max(1, X.shape[1] if X.ndim > 1 else 1))
+    for start in range(0, X.shape[0], step):
+        block = X[start:start + step]
+        if not ((block == 1) | (block == -1)).all():
+            return False
+    return True
+
+
 class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
     """Curator selects a near-best coordinate of the mean; local agents estimate it (BKNSS App. B).
 
@@ -123,10 +137,11 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X = validate_data(self, X, dtype=None)
         X = np.asarray(X)
-        if X.size and not np.isin(X, (-1, 1)).all():
+        if not _all_plus_minus_one(X):
             raise ValueError("X must contain only -1/+1 entries (BKNSS App. B rows in "
                              "{-1,1}^d); map bits b to 2b-1 first.")
-        X = X.astype(np.int64)
+        # X is not converted as a whole: only the curator's rows and the selected column
+        # of the agents' rows are read (as int64), so a fit adds no n x d copy.
         n = X.shape[0]
         mask = check_mask(curator_mask, n, "curator_mask", index=x_index)
         curator_only = curator_mask is None
@@ -158,17 +173,27 @@ class SelectThenEstimate(PrivateEstimatorMixin, BaseEstimator):
         self._charge(events)
         rng = self._make_rng()
 
-        sums = X[cur].sum(axis=0).astype(float)
+        # Curator-only fits read every row: sum X itself rather than a copy of X[cur].
+        X_cur = X if curator_only else X[cur]
+        # Entries are +-1, so integer and float64 sums are exact and equal; other dtypes
+        # (e.g. object) go through int64 as before.
+        if X.dtype.kind in "biu":
+            sums = X_cur.sum(axis=0, dtype=np.int64).astype(float)
+        elif X.dtype == np.float64:
+            sums = X_cur.sum(axis=0)
+        else:
+            sums = X_cur.astype(np.int64).sum(axis=0).astype(float)
+        del X_cur
         if self.nonprivate:
             i = int(np.argmax(sums))
             rows = cur if curator_only else loc
-            value = float(X[rows, i].mean())
+            value = float(X[rows, i].astype(np.int64).mean())
         else:
             i = int(select(sums, rng))
             if curator_only:
-                value = float(estimate(X[cur, i].mean(), rng))
+                value = float(estimate(X[cur, i].astype(np.int64).mean(), rng))
             else:
-                reports = estimate((X[loc, i] + 1) // 2, rng)
+                reports = estimate((X[loc, i].astype(np.int64) + 1) // 2, rng)
                 value = 2.0 * float(estimate.debias(reports)) - 1.0
         self.selected_index_ = i
         self.estimate_ = value

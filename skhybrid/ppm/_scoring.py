@@ -40,6 +40,7 @@ __all__ = [
 
 _FLOAT32_EXACT = 2**24
 _WORK_FLOATS = 2**23  # ~32 MB of float32 temporaries per chunk
+_ROW_BLOCK = 2**16  # rows per block of an error count (see count_errors_blocked)
 
 
 def halfspace_violations(W, B, X, *, tol=0.0):
@@ -80,10 +81,21 @@ def containment_matrix(W, B, X, *, tol=0.0, dtype=None):
     ``dtype`` defaults to float32, or float64 when ``n_samples >= 2**24`` (where
     float32 sums of 0/±1 values stop being exact).
     """
-    violated = halfspace_violations(W, B, X, tol=tol)
+    X = np.asarray(X)
+    n = X.shape[0] if X.ndim == 2 else 0
+    h = np.shape(W)[0] if np.ndim(W) == 2 else 0
     if dtype is None:
-        dtype = np.float32 if violated.shape[1] < _FLOAT32_EXACT else np.float64
-    return (~violated).astype(dtype)
+        dtype = np.float32 if n < _FLOAT32_EXACT else np.float64
+    if h * n <= _WORK_FLOATS:
+        return (~halfspace_violations(W, B, X, tol=tol)).astype(dtype)
+    # Blocks of rows: the float64 product W @ X.T and its boolean comparison would
+    # otherwise be (h, n) temporaries 2.25x the size of the float32 result (1.2 GB at
+    # 10^6 rows and 134 halfspaces). Each entry is the same dot product either way.
+    contain = np.empty((h, n), dtype=dtype)
+    step = max(1, _WORK_FLOATS // h)
+    for j0 in range(0, n, step):
+        contain[:, j0:j0 + step] = ~halfspace_violations(W, B, X[j0:j0 + step], tol=tol)
+    return contain
 
 
 def error_weights(is_private_class, in_region=None, dtype=np.float32):
@@ -151,19 +163,29 @@ def count_errors_blocked(contain, weights, n_public_class, block):
         starts = np.concatenate([[0], np.flatnonzero(new_run) + 1])
         run = np.concatenate([[0], np.cumsum(new_run)])
     errors = np.empty(n_block, dtype=np.int64)
-    # Runs are processed in chunks so that the (runs × rows) and (runs × members)
-    # temporaries stay below _WORK_FLOATS whatever the block's shape.
-    width = max(weights.size, contain.shape[0], 1)
-    step = max(1, _WORK_FLOATS // width)
+    # Runs are processed in chunks, and the rows (samples) in blocks of at most
+    # _ROW_BLOCK, so that the (runs × rows) and (runs × members) temporaries stay below
+    # _WORK_FLOATS whatever the block's shape. Blocking the rows keeps the runs per chunk
+    # independent of n: with whole rows, a chunk held _WORK_FLOATS / n runs and each
+    # chunk streamed the whole (h, n) containment matrix again -- memory traffic that
+    # grew like n^2 (17 passes over 0.5 GB at 10^6 rows). Partial sums are integers
+    # below 2^24 (float32) or 2^53, so the block sums are exact: same errors.
+    n_rows = weights.size
+    row_step = max(1, min(n_rows, _ROW_BLOCK))
+    step = max(1, _WORK_FLOATS // max(row_step, contain.shape[0], 1))
     bounds = np.append(starts, n_block)
     for r0 in range(0, starts.size, step):
         r1 = min(starts.size, r0 + step)
         rows = slice(bounds[r0], bounds[r1])
-        T = np.broadcast_to(weights, (r1 - r0, weights.size)).copy()
-        for col in range(m - 1):
-            T *= contain[prefixes[starts[r0:r1], col]]
         lo, hi = int(last[rows].min()), int(last[rows].max()) + 1
-        inner = T @ contain[lo:hi].T  # (runs, hi - lo): one BLAS call per chunk
+        inner = None
+        for c0 in range(0, max(n_rows, 1), row_step):
+            cols = slice(c0, c0 + row_step)
+            T = np.broadcast_to(weights[cols], (r1 - r0, weights[cols].size)).copy()
+            for col in range(m - 1):
+                T *= contain[prefixes[starts[r0:r1], col], cols]
+            part = T @ contain[lo:hi, cols].T  # (runs, hi - lo): one BLAS call per block
+            inner = part if inner is None else inner + part
         errors[rows] = np.rint(inner[run[rows] - r0, last[rows] - lo])
     return errors + n_public_class
 

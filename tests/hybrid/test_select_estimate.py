@@ -64,3 +64,52 @@ def test_bad_input():
         SelectThenEstimate().fit(X, curator_mask=np.zeros(100, bool))
     with pytest.raises(ValueError, match="no local agents"):
         SelectThenEstimate().fit(X, curator_mask=np.ones(100, bool))
+
+
+def _close_pair_data():
+    rng = np.random.default_rng(3)
+    mu = np.zeros(12)
+    mu[4], mu[9] = 0.5, 0.45
+    X = np.where(rng.random((4000, 12)) < (1 + mu) / 2, 1, -1)
+    return X, np.arange(4000) < 700
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.float64, np.float32, object])
+def test_seeded_outputs_pinned_for_every_dtype(dtype):
+    # Values computed before the fit stopped converting X to int64 as a whole: reading
+    # only the rows and column it needs must not change a seeded output.
+    X, mask = _close_pair_data()
+    X = X.astype(dtype)
+    expected = [({"curator_mask": mask}, 1.0, 0.45770893417866065),
+                ({"curator_mask": mask}, np.inf, 0.4903030303030303),
+                ({}, 1.0, 0.48930883407592773),
+                ({}, np.inf, 0.4895)]
+    for kwargs, eps, value in expected:
+        est = SelectThenEstimate(epsilon=eps, random_state=5).fit(X, **kwargs)
+        assert (est.selected_index_, est.estimate_) == (4, value)
+
+
+@pytest.mark.parametrize("curator_only", [False, True])
+def test_fit_adds_no_n_by_d_copy(monkeypatch, curator_only):
+    # The fit used to hold two n x d temporaries (np.isin's, then an int64 copy of X):
+    # 0.9 GB beside a 0.4 GB X at 10^6 x 50. Now the check runs blockwise and only the
+    # curator's rows (none copied when every row is the curator's) and one column are read.
+    import tracemalloc
+
+    from skhybrid.hybrid import _select_estimate
+
+    monkeypatch.setattr(_select_estimate, "_CHECK_BLOCK_ROWS", 1 << 14)
+    X = _data(n=20_000, d=50)
+    mask = None if curator_only else np.arange(20_000) < 400
+    est = SelectThenEstimate(epsilon=1.0, random_state=0)
+    tracemalloc.start()
+    try:
+        est.fit(X, curator_mask=mask)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < X.nbytes / 8
+    with pytest.raises(ValueError, match="-1/\\+1"):  # the blockwise check still finds one bad entry
+        bad = X.copy()
+        bad[-1, -1] = 0
+        est.fit(bad, curator_mask=mask)

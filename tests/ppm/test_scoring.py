@@ -298,3 +298,87 @@ def test_streamed_law_with_one_best_candidate_among_many():
     # Within the level the kept candidate is uniform (first half vs second half).
     inside = idx[level == 1]
     assert stats.binomtest(int((inside <= 10_000).sum()), inside.size, 0.5).pvalue > 1e-6
+
+
+def test_containment_matrix_in_row_blocks_is_identical(monkeypatch):
+    # Above _WORK_FLOATS entries the matrix is filled in blocks of rows; every entry is
+    # the same dot product and comparison as in one product, so the result is identical.
+    from skhybrid.ppm import _scoring
+
+    rng = np.random.default_rng(4)
+    W, B = rng.normal(size=(37, 3)), rng.normal(size=37)
+    X = rng.normal(size=(5003, 3))
+    X[:10] = X[:10] - ((X[:10] @ W[0] - B[0]) / (W[0] @ W[0]))[:, None] * W[0]  # on facet 0
+    tol = 1e-9
+    whole = containment_matrix(W, B, X, tol=tol)
+    monkeypatch.setattr(_scoring, "_WORK_FLOATS", 1000)  # blocks of 27 rows
+    blocked = containment_matrix(W, B, X, tol=tol)
+    assert blocked.dtype == whole.dtype == np.float32 and blocked.flags.c_contiguous
+    np.testing.assert_array_equal(blocked, whole)
+    assert blocked[0, :10].all()
+    np.testing.assert_array_equal(containment_matrix(W, B, X, tol=tol, dtype=np.float64), whole)
+
+
+def test_containment_matrix_holds_no_float64_product_of_full_size(monkeypatch):
+    # The (h, n) float64 product and boolean mask were 2.25x the float32 result (1.2 GB
+    # beside it at 10^6 rows, 134 halfspaces); now temporaries stay within one block.
+    import tracemalloc
+
+    from skhybrid.ppm import _scoring
+
+    monkeypatch.setattr(_scoring, "_WORK_FLOATS", 1 << 16)
+    rng = np.random.default_rng(0)
+    W, B, X = rng.normal(size=(64, 2)), rng.normal(size=64), rng.normal(size=(40_000, 2))
+    tracemalloc.start()
+    try:
+        contain = containment_matrix(W, B, X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.25 * contain.nbytes
+
+
+def test_ppm_fit_with_blocked_containment_is_identical(monkeypatch):
+    from skhybrid.datasets import make_label_determined_halfspace
+    from skhybrid.ppm import PPMHalfspaceClassifier, _scoring
+
+    X, y = make_label_determined_halfspace(6000, n_features=2, label_noise=0.02,
+                                           random_state=1)[:2]
+
+    def fit():
+        clf = PPMHalfspaceClassifier(epsilon=1.0, private_class=1, classes=[0, 1],
+                                     random_state=2)
+        return clf.fit(X, y, public_mask=y == 0)
+
+    whole = fit()
+    monkeypatch.setattr(_scoring, "_WORK_FLOATS", 4096)
+    blocked = fit()
+    for a, b in zip(whole.halfspaces_, blocked.halfspaces_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(whole.predict(X), blocked.predict(X))
+
+
+@pytest.mark.parametrize("row_block, work", [(7, 50), (16, 1 << 23), (1, 3)])
+def test_blocked_errors_in_row_blocks_are_identical(monkeypatch, row_block, work):
+    # Rows are summed in blocks of _ROW_BLOCK so that a chunk's run count does not shrink
+    # as n grows (each chunk re-read the whole containment matrix: n^2 memory traffic);
+    # the partial sums are exact integers, so the counts are the same and match the loop.
+    from skhybrid.ppm import _scoring
+
+    X, public, is_priv = _problem(3, 6, 50, 3, True)
+    tol = membership_tolerance(X[public])
+    W, B = supporting_halfspaces_exact(X[public])
+    origin, basis = affine_hull(X[public])
+    Wa, Ba = affine_hull_halfspaces(origin, basis)
+    region = ~halfspace_violations(Wa, Ba, X, tol=tol).any(axis=0)
+    C = containment_matrix(W, B, X, tol=tol)
+    weights, n_pub_class = error_weights(is_priv, region)
+    blocks = list(intersections_exact(W.shape[0], basis.shape[1], block_size=61))
+    whole = [count_errors_blocked(C, weights, n_pub_class, b) for b in blocks]
+    monkeypatch.setattr(_scoring, "_ROW_BLOCK", row_block)
+    monkeypatch.setattr(_scoring, "_WORK_FLOATS", work)
+    for block, expected in zip(blocks, whole):
+        np.testing.assert_array_equal(count_errors_blocked(C, weights, n_pub_class, block),
+                                      expected)
+    pair = blocks[-1][0]
+    assert whole[-1][0] == _naive_errors(W, B, X, is_priv, pair, tol, region)
