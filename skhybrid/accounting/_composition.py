@@ -308,20 +308,24 @@ def _log_binom(k):
     return out
 
 
-def _log_delta_opt(epsilon, k, eps_g):
+def _log_delta_opt(epsilon, k, eps_g, upper=False):
     """``ln δ_opt(ε_g)`` of the Murtagh–Vadhan form, evaluated term-wise in the log domain.
 
     With ``p = e^ε/(1+e^ε)`` the j-th term is ``Bin(k, p).pmf(j) (1 − e^{ε_g − (2j−k)ε})``:
     every term with ``j >= ceil((ε_g + kε)/(2ε))`` is non-negative, so the sum is a
     logsumexp with no cancellation.
+
+    ``upper=True``: an upper bound on the exact value for these float inputs, every
+    rounding taken on the unfavourable side (:func:`_log_sum_terms`); the budget check
+    and the calibrations decide on it.
     """
     if eps_g >= k * epsilon:
         return -np.inf
-    j0 = max(0, math.ceil((eps_g + k * epsilon) / (2.0 * epsilon)))
+    j0 = max(0, math.ceil((eps_g + k * epsilon) / (2.0 * epsilon)) - upper)
     if j0 > k:
         return -np.inf
     if k > _WINDOW_MIN_K:
-        window = _log_delta_opt_window(epsilon, k, eps_g, j0)
+        window = _log_delta_opt_window(epsilon, k, eps_g, j0, upper)
         if window is not None:
             return window
     j = np.arange(j0, k + 1, dtype=float)
@@ -329,27 +333,59 @@ def _log_delta_opt(epsilon, k, eps_g):
     log_binom = (_log_binom(k)[j0:] if k <= _WINDOW_MIN_K
                  else gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0))
     log_pmf = log_binom + j * epsilon - k * np.logaddexp(0.0, epsilon)
-    return _log_sum_terms(log_pmf, j, epsilon, k, eps_g)
+    return _log_sum_terms(log_pmf, j, epsilon, k, eps_g, upper)
 
 
-def _log_sum_terms(log_pmf, j, epsilon, k, eps_g):
+# Accuracy allowed for scipy's gammaln at integers 1..3e7: against 50-digit mpmath (5,000
+# points) it is within 2.01·2^-52·max(|value|, 1); 8·2^-52·(|value| + 1) is the margin.
+_GAMMALN_ULPS = 8.0
+
+
+def _log_sum_terms(log_pmf, j, epsilon, k, eps_g, upper=False):
+    """``ln Σ_j pmf_j (1 − e^{x_j})``, x_j = ε_g − (2j − k)ε, over the terms with x_j < 0.
+
+    ``upper=True`` bounds every float error and takes it on the unfavourable side:
+    ``ln pmf`` (sums of ``gammaln`` values, products and ``logaddexp``, each within a
+    few ulps of its magnitude) is raised by a bound on its absolute error, ``x`` is
+    lowered by its own (so the factor 1 − e^x, decreasing in x, is an upper bound, and a
+    term whose x rounded onto 0 still counts), and the log-sum-exp is raised by the
+    summation's error (m terms: m ulps relative).
+    """
+    x = eps_g - (2.0 * j - k) * epsilon
+    if upper:
+        # ln C(k, j) = ln k! − ln j! − ln (k−j)!, each term in [0, ln k!]: three gammaln
+        # errors and two subtractions; then + jε (one product) and − k·ln(1 + e^ε)
+        # (logaddexp's few ulps, times k) and the two sums.
+        L = float(np.logaddexp(0.0, epsilon))
+        g = float(gammaln(k + 1.0))
+        log_pmf = log_pmf + _ULP * ((2.0 * _GAMMALN_ULPS + 8.0) * g + 3.0 * _GAMMALN_ULPS
+                                    + 8.0 + 4.0 * k * epsilon + 6.0 * k * L)
+        x = x - 4.0 * _ULP * (eps_g + k * epsilon)
     # Rounding can put the boundary term slightly on the wrong side; dropping a
     # term whose true value is <= 0 can only increase δ (conservative).
-    x = np.minimum(eps_g - (2.0 * j - k) * epsilon, 0.0)
+    x = np.minimum(x, 0.0)
     with np.errstate(divide="ignore"):
-        log_terms = log_pmf + np.log(-np.expm1(x))
+        factor = np.log(-np.expm1(x))
+        log_terms = log_pmf + factor
+    if upper:  # (the factor's own rounding: expm1 and log, a few ulps of its value)
+        np.add(log_terms, 2.0 * _ULP * (np.abs(factor) + 2.0), out=log_terms,
+               where=np.isfinite(factor))
     # log-sum-exp without scipy's per-call overhead (most sums here are short)
     top = float(np.max(log_terms))
     if not math.isfinite(top):
         return top
-    return top + math.log(float(np.sum(np.exp(log_terms - top))))
+    out = top + math.log(float(np.sum(np.exp(log_terms - top))))
+    if upper:  # the shifted exps (each within (1 + |shift|)e^shift ulps), the sum of m
+        # terms (m ulps), its log (ln m + 1 more) and the last sum (|out|)
+        out += _ULP * (2.0 * log_terms.size + 8.0 + 2.0 * abs(out))
+    return out
 
 
 #: Above this many uses the binomial sum is taken over a window around its mass.
 _WINDOW_MIN_K = 5000
 
 
-def _log_delta_opt_window(epsilon, k, eps_g, j0):
+def _log_delta_opt_window(epsilon, k, eps_g, j0, upper=False):
     """The sum of :func:`_log_delta_opt` over ``j`` within 45 standard deviations of the
     binomial's mode (or of ``j0`` when it lies beyond): O(sqrt k) instead of O(k).
 
@@ -369,11 +405,11 @@ def _log_delta_opt_window(epsilon, k, eps_g, j0):
     j = np.arange(lo, hi + 1, dtype=float)
     log_pmf = (gammaln(k + 1.0) - gammaln(j + 1.0) - gammaln(k - j + 1.0)
                + j * epsilon - k * np.logaddexp(0.0, epsilon))
-    total = _log_sum_terms(log_pmf, j, epsilon, k, eps_g)
+    total = _log_sum_terms(log_pmf, j, epsilon, k, eps_g, upper)
     edges = ([log_pmf[0]] if lo > j0 else []) + ([log_pmf[-1]] if hi < k else [])
     if max(edges) + math.log(k + 1.0) > total - 800.0:
         return None
-    return total
+    return total  # (the dropped terms add below e^-800 of it: nothing in float)
 
 
 def _log_total_delta(log_delta_opt, base):
@@ -383,14 +419,34 @@ def _log_total_delta(log_delta_opt, base):
     return float(np.logaddexp(math.log(base), math.log1p(-base) + log_delta_opt))
 
 
-def _opt_total_delta(epsilon, k, base, eps_g):
-    """Total δ of the optimal composition; the one expression used both to report
-    δ and to certify a root, so the two can never disagree by a rounding error."""
-    return float(min(1.0, math.exp(_log_total_delta(_log_delta_opt(epsilon, k, eps_g), base))))
+def _opt_total_delta(epsilon, k, base, eps_g, delta):
+    """An upper bound on the exact total δ of the optimal composition, for these float
+    inputs; the one expression used both to report δ and to certify a root, so the two
+    can never disagree by a rounding error.
+
+    ``base`` is the float 1 − (1−δ)^k; the total, base + (1 − base)·δ_opt, grows with
+    it, so ``base`` is raised by its own error bound (log1p, a product and expm1: a few
+    ulps, :func:`_base_up`).
+    """
+    base_up = _base_up(base, delta, k)
+    log_total = _log_total_delta(_log_delta_opt(epsilon, k, eps_g, upper=True), base_up)
+    if base_up > 0 and math.isfinite(log_total):  # (logaddexp, log and log1p of base)
+        log_total += _ULP * (4.0 * abs(log_total) + 4.0)
+    return float(min(1.0, math.exp(log_total) * (1.0 + 2.0 * _ULP)))
+
+
+def _base_up(base, delta=None, k=None):
+    """1 − (1−δ)^k computed as ``-expm1(k·log1p(-δ))``, raised by its error bound (a
+    few ulps); no more than kδ rounded up (Bernoulli's inequality), which is exact at
+    k = 1."""
+    up = min(1.0, base * (1.0 + 8.0 * _ULP))
+    if delta is not None:
+        up = min(up, float_at_least(Fraction(delta) * k))
+    return up
 
 
 def optimal_homogeneous_delta(epsilon, delta, k, eps_g):
-    """Exact δ of the optimal k-fold composition of an (ε, δ)-DP mechanism at ε_g.
+    """δ of the optimal k-fold composition of an (ε, δ)-DP mechanism at ε_g.
 
     Kairouz, Oh & Viswanath [KOV15]_, Theorem 3.3, in the form of Murtagh & Vadhan
     [MV16]_ valid for every ε_g >= 0: the k-fold adaptive composition is
@@ -415,20 +471,21 @@ def optimal_homogeneous_delta(epsilon, delta, k, eps_g):
     Returns
     -------
     total_delta : float
-        ``1 − (1−δ)^k (1 − δ_opt(ε_g))``.
+        ``1 − (1−δ)^k (1 − δ_opt(ε_g))``, rounded up: never below the exact value for
+        these float inputs (every rounding bounded; about 1e-13 relative at k = 1,000).
     """
     epsilon = _check_nonneg(epsilon, "epsilon")
     delta = _check_prob(delta, "delta")
     k = _check_count(k)
     eps_g = _check_nonneg(eps_g, "eps_g")
+    base = -math.expm1(k * math.log1p(-delta))
     if math.isinf(epsilon):
-        return 1.0 if not math.isinf(eps_g) else float(-math.expm1(k * math.log1p(-delta)))
+        return 1.0 if not math.isinf(eps_g) else _base_up(base, delta, k)
     if delta == 1.0:
         return 1.0
-    base = -math.expm1(k * math.log1p(-delta))
     if epsilon == 0.0:
-        return base
-    return _opt_total_delta(epsilon, k, base, eps_g)
+        return _base_up(base, delta, k)
+    return _opt_total_delta(epsilon, k, base, eps_g, delta)
 
 
 def optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
@@ -437,8 +494,10 @@ def optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
     Inverts :func:`optimal_homogeneous_delta` (Kairouz, Oh & Viswanath [KOV15]_,
     Theorem 3.3; Murtagh & Vadhan [MV16]_): the answer is the smallest ε_g >= 0
     with ``1 − (1−δ)^k (1 − δ_opt(ε_g)) <= target_delta``. The total δ is continuous
-    and decreasing in ε_g, so it is found with Brent's method on its logarithm.
-    It never exceeds basic composition ``kε`` (where δ_opt = 0).
+    and decreasing in ε_g, so it is found with Brent's method on its logarithm, and
+    feasibility is judged on :func:`optimal_homogeneous_delta`'s upper bound: the
+    answer is never below the exact one for these float inputs. It never exceeds basic
+    composition ``kε`` (where δ_opt = 0; rounded up).
 
     Parameters
     ----------
@@ -474,20 +533,20 @@ def _optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
         return 0.0 if target_delta == 1.0 else np.inf
     log_keep = k * math.log1p(-delta)
     base = -math.expm1(log_keep)
-    if base > target_delta:
-        return np.inf
+    if _base_up(base, delta, k) > target_delta:
+        return np.inf  # (δ_opt(kε) = 0: the total is then 1 − (1−δ)^k, here over the target)
     if epsilon == 0.0:
         return 0.0
-    hi = k * epsilon
+    hi = float_at_least(Fraction(epsilon) * k)
     if target_delta == 0.0:
         return hi
     log_target = math.log(target_delta)
 
-    def excess(eps_g):
+    def excess(eps_g):  # (locates the root; feasibility is judged by the upper bound)
         log_total = _log_total_delta(_log_delta_opt(epsilon, k, eps_g), base)
         return max(log_total, _LOG_FLOOR) - log_target
 
-    if excess(0.0) <= 0:
+    if _opt_total_delta(epsilon, k, base, 0.0, delta) <= target_delta:
         return 0.0
     if excess(hi) > 0:  # only rounding can get here (base == target_delta)
         return hi
@@ -495,7 +554,7 @@ def _optimal_homogeneous_epsilon(epsilon, delta, k, target_delta):
     root = brentq(excess, 0.0, hi, xtol=1e-14 * min(1.0, hi), rtol=4 * np.finfo(float).eps)
     root = _nudge(
         root,
-        lambda x: _opt_total_delta(epsilon, k, base, x) <= target_delta,
+        lambda x: _opt_total_delta(epsilon, k, base, x, delta) <= target_delta,
         1e-13 * max(min(1.0, hi), root),
         +1,
         limit=hi,
@@ -970,8 +1029,8 @@ def _pure_views(epsilon, delta, k, zcdp_factor):
     lo = epsilon / k
 
     # Optimal homogeneous composition (KOV Thm 3.3): δ_opt(ε) grows with ε0.
-    def opt_excess(e0):
-        return max(_log_delta_opt(e0, k, epsilon), _LOG_FLOOR) - log_delta
+    def opt_excess(e0):  # (the upper bound the accountant's check uses)
+        return max(_log_delta_opt(e0, k, epsilon, upper=True), _LOG_FLOOR) - log_delta
 
     hi = _grow_until(lambda e0: opt_excess(e0) > 0, 2.0 * lo)
     if np.isfinite(hi):

@@ -188,6 +188,74 @@ def test_gaussian_delta_upper_bounds_the_exact_curve():
 
 # ----------------------------------------------------------------------------- the budget check
 
+# ----------------------------------------------------------------------------- optimal view
+
+def _opt_delta_exact(eps0, k, eps, delta=0.0):
+    """1 − (1−δ)^k (1 − δ_opt(ε)) of k uses of (ε0, δ)-DP, in 60 digits (the terms of
+    the Murtagh–Vadhan sum that are positive; no cancellation)."""
+    e0, eps = mp.mpf(eps0), mp.mpf(eps)
+    s = mp.fsum(mp.binomial(k, i) * (mp.exp(e0 * (k - i)) - mp.exp(eps + e0 * i))
+                for i in range(k + 1) if e0 * (k - 2 * i) > eps)
+    opt = s / (1 + mp.exp(e0)) ** k
+    keep = (1 - mp.mpf(delta)) ** k
+    return 1 - keep * (1 - opt)
+
+
+def _opt_grid():
+    return [(e0, k, td, d0) for e0 in (0.01, 0.02, 0.3) for k in (20, 300)
+            for td in (1e-7, 5e-6, 1e-3) for d0 in (0.0, 1e-9)]
+
+
+def test_optimal_view_is_never_below_the_exact_epsilon():
+    # Red team 14: the view's root was certified on the float δ, ~2.7e-13 relative below
+    # the exact one, so the reported ε was up to 4.5e-13 short of the exact ε(δ).
+    worst = 0.0
+    for e0, k, td, d0 in _opt_grid():
+        eps = comp.optimal_homogeneous_epsilon(e0, d0, k, td)
+        if not math.isfinite(eps):
+            continue
+        exact = _opt_delta_exact(e0, k, eps, d0)
+        assert exact <= td, (e0, k, td, d0)
+        assert comp.optimal_homogeneous_delta(e0, d0, k, eps) >= exact
+        # tight: a relative 1e-9 less ε is infeasible exactly
+        assert _opt_delta_exact(e0, k, eps * (1 - 1e-9), d0) > td
+        worst = max(worst, float(1 - exact / td))
+    assert worst < 1e-9
+    # through the accountant (its view and the budget check)
+    acc = PrivacyAccountant(epsilon=1e6, delta=5e-6)
+    acc.spend([PrivacyEvent("laplace", "pure", epsilon=0.02, count=300)])
+    eps, delta = acc.views()["optimal"]
+    assert _opt_delta_exact(0.02, 300, eps) <= delta
+    # k = 1 gives back (ε0, δ) exactly: 1 − (1 − δ) is δ (Bernoulli's bound, exact there)
+    assert comp.optimal_homogeneous_epsilon(1.3, 1e-5, 1, 1e-5) == pytest.approx(1.3, abs=1e-9)
+
+
+def test_optimal_view_mutation_twin_float_delta_falls_below(monkeypatch):
+    def float_total(epsilon, k, base, eps_g, delta):  # the previous certificate
+        return min(1.0, math.exp(comp._log_total_delta(comp._log_delta_opt(epsilon, k, eps_g),
+                                                       base)))
+
+    monkeypatch.setattr(comp, "_opt_total_delta", float_total)
+    comp._optimal_homogeneous_epsilon.cache_clear()
+    try:
+        bad = sum(_opt_delta_exact(e0, k, eps, d0) > td for e0, k, td, d0 in _opt_grid()
+                  if math.isfinite(eps := comp.optimal_homogeneous_epsilon(e0, d0, k, td)))
+    finally:
+        comp._optimal_homogeneous_epsilon.cache_clear()
+    assert bad > 0
+
+
+def test_gammaln_is_within_the_error_the_optimal_view_allows():
+    # _log_sum_terms bounds scipy's gammaln at integers by _GAMMALN_ULPS·2^-52·(|v| + 1)
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(9)
+    xs = np.concatenate([np.arange(1.0, 300.0), np.floor(10 ** rng.uniform(0, 7.4, 400)) + 1])
+    worst = max(float(abs(mp.mpf(float(gammaln(x))) - mp.loggamma(x)) / (abs(mp.loggamma(x)) + 1))
+                for x in xs) / 2.0**-52
+    assert worst <= comp._GAMMALN_ULPS / 2
+
+
 def _lap(eps):
     return PrivacyEvent("laplace", "pure", epsilon=eps)
 
