@@ -4,6 +4,7 @@ import contextlib
 import copy
 import math
 import re
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -117,7 +118,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if any.
     n_jobs : int, default=None
         Runs in parallel (joblib). The candidates charge nothing themselves, so any
-        ledger works.
+        ledger works. Under a thread-based joblib backend the runs take turns: each
+        records its warnings in Python's process-wide warning state.
     random_state : int, RandomState, Generator or None, default=None
         Seeds the split, K, the candidates and every run's noise. ``None`` for releases:
         a seed (or a generator, which the search advances) is kept as this parameter and
@@ -714,14 +716,23 @@ def _quiet(params):
 @contextlib.contextmanager
 def _recording():
     """Catch every warning raised inside (none escapes); yields a list that holds them,
-    as (category, message) pairs that pickle across joblib's workers, on exit."""
+    as (category, message) pairs that pickle across joblib's workers, on exit.
+
+    One block at a time per process: ``warnings.catch_warnings`` swaps process-wide
+    state, so two runs recording at once in threads (joblib's threading backend, a Dask
+    worker's threads) lost or swapped their warnings, and how many reached the caller
+    then depended on K (red team 14).
+    """
     recorded = []
-    with warnings.catch_warnings(record=True) as caught:
+    with _RECORDING_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield recorded
         finally:
             recorded.extend((w.category, str(w.message)) for w in caught)
+
+
+_RECORDING_LOCK = threading.RLock()
 
 
 def _warn_again(recorded):

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+from joblib import parallel_config
 from sklearn.datasets import make_classification
 from sklearn.decomposition import PCA
 from sklearn.multiclass import OneVsRestClassifier
@@ -227,6 +228,38 @@ def test_mutation_twin_letting_every_run_warn_is_caught(monkeypatch):
     search, degenerate = _degenerate_warnings(*_bits(0, parity=True), seed=0)
     assert search.best_estimator_.parity_ is not None
     assert len(degenerate) == 3
+
+
+def _warnings_shown_under(backend, n_jobs, seeds):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    shown = []
+    for seed in seeds:
+        search = PrivateSearchCV(DPLogisticRegression(data_norm=3.0), {"C": [0.1, 1.0, 3.0]},
+                                 epsilon=2.0, accountant=PrivacyAccountant(epsilon=100.0),
+                                 random_state=seed, n_jobs=n_jobs, n_iter=20)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with parallel_config(backend=backend):
+                search.fit(X, y)
+        # (no classes=: every run's fit warns; only the selected run's warning is shown)
+        shown.append(sum(issubclass(w.category, PrivacyLeakWarning) for w in caught))
+    return shown
+
+
+def test_runs_in_threads_show_only_the_selected_runs_warnings():
+    # Red team 14: catch_warnings swaps process-wide state, so runs recording in threads
+    # at once lost or swapped their warnings, and how many reached the caller depended on K
+    sequential = _warnings_shown_under("sequential", 1, range(6))
+    assert len(set(sequential)) == 1  # (the same whatever K)
+    assert _warnings_shown_under("threading", 4, range(6)) == sequential
+
+
+def test_runs_in_threads_mutation_twin_without_the_lock(monkeypatch):
+    sequential = _warnings_shown_under("sequential", 1, range(12))
+    monkeypatch.setattr(search_module, "_RECORDING_LOCK", contextlib.nullcontext())
+    assert _warnings_shown_under("threading", 4, range(12)) != sequential
 
 
 # ---------------------------------------------------------- no private value in messages
