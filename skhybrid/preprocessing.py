@@ -68,9 +68,11 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
     The public rows define the wrapped transformer's domain: a private row outside it (a
     category no public row shows, a value beyond a ``SplineTransformer``'s knots with
     ``extrapolation="error"``) makes ``fit_transform`` raise, before any learner after it
-    charges, with a message that names no value; choose the option that maps such rows
-    inside the domain (``handle_unknown="ignore"``, ``extrapolation="constant"``) when
-    private rows may fall outside. Warnings raised while transforming the training rows
+    charges, with a message that names no value (a private held-out row that a private
+    search or ``dp_scorer`` only predicts scores as the worst instead: it cannot be refused
+    after their charge); choose the option that maps such rows inside the domain
+    (``handle_unknown="ignore"``, ``extrapolation="constant"``) when private rows may fall
+    outside. Warnings raised while transforming the training rows
     are not shown (they would depend on the private rows).
 
     Parameters

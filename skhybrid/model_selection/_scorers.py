@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.metadata_routing import MetadataRequest
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import warn_seed_reuse
 from .._validation import check_epsilon, check_generator, check_mask
@@ -52,71 +53,109 @@ def check_metric(metric, score_bound, estimator=None):
     return float(score_bound)
 
 
-def row_scores(estimator, X, y, metric, bound):
+def row_scores(estimator, X, y, metric, bound, *, private=True):
     """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors.
 
-    Total over the rows: each row's score depends on that row alone, so the sum changes
-    by at most ``bound`` between neighbours, whatever the rows hold.
+    ``private=False`` (public rows only): ``predict`` runs once and its refusal is
+    raised, as scikit-learn's scorers raise it. Otherwise:
 
-    - A row with NaN or infinity that ``estimator.predict`` refuses scores as the worst
-      (0 hits, error ``bound``); the other rows are predicted together. (The refusal
-      came after the score's charge, and only on the data set holding that row.)
-    - A NaN error (a NaN label, e.g. an unlabelled target row, or a NaN prediction)
-      scores as ``bound``.
+    Total over the rows: each row's score depends on that row alone, so the sum changes
+    by at most ``bound`` between neighbours, whatever the rows hold (the scores are
+    released after their charge, so nothing here may raise for one row's sake).
+
+    - A row that ``estimator.predict`` refuses on its own (NaN or infinity, also after a
+      public transformer overflowed it, a category no public row shows, a cell that
+      does not convert) scores as the worst: 0 hits, error ``bound``. The rows are
+      predicted together, and only when that fails are they split in halves until the
+      refused rows stand alone (O(f log n) calls for f refused rows).
+    - A label or prediction that is NaN or does not convert to a float scores ``bound``
+      (MAE); a comparison that fails counts as a miss (accuracy).
     - Warnings while predicting are not shown: the rows may be private, and a warning
       that fires for one of them (a category its public fit never saw, an overflow)
       would tell the data set from its neighbour outside the score's charge.
     """
     y = np.asarray(y)
-    ok = np.ones(y.shape[0], dtype=bool)
-    try:
-        pred = predict_silently(estimator, X)
-    except ValueError:
-        ok = ~nonfinite_rows(X)
-        if ok.all():  # not a non-finite value: the estimator's own refusal
-            raise
-        if not (hasattr(X, "iloc") or sp.issparse(X)):
+    n = y.shape[0]
+    if not (hasattr(X, "iloc") or sp.issparse(X) or isinstance(X, np.ndarray)):
+        try:  # (lists: an array the halves can index)
             X = np.asarray(X)
-        pred = (predict_silently(estimator, _rows(X, ok)) if ok.any()
-                else np.empty(0, dtype=y.dtype))
+        except (ValueError, TypeError, OverflowError):
+            X = np.asarray(X, dtype=object)
+    if private:
+        pred, ok = _predict_rows(estimator, X, n)
+    else:
+        pred, ok = _checked(predict_silently(estimator, X), n), np.ones(n, dtype=bool)
     if metric == "accuracy":
-        hits = np.zeros(y.shape[0], dtype=np.int64)
-        hits[ok] = pred == y[ok]
+        hits = np.zeros(n, dtype=np.int64)
+        hits[ok] = _equal(pred, y[ok])
         return hits
-    errors = np.full(y.shape[0], float(bound))
+    errors = np.full(n, float(bound))
     with np.errstate(invalid="ignore", over="ignore"):
-        errors[ok] = np.fmin(np.abs(np.asarray(pred, dtype=float) - y[ok].astype(float)),
-                             bound)
+        # fmin: a NaN error scores as the bound (np.minimum kept NaN, and the Laplace
+        # mechanism refused the sum after the charge)
+        errors[ok] = np.fmin(np.abs(_floats(pred) - _floats(y[ok])), bound)
     return errors
 
 
-def nonfinite_rows(X):
-    """Which rows of ``X`` (an array, a sparse matrix or a DataFrame) hold NaN, a missing
-    value or infinity."""
-    if sp.issparse(X):
-        X = X.tocsr()
-        bad = np.zeros(X.shape[0], dtype=bool)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        bad[rows[~np.isfinite(X.data)]] = True
-        return bad
-    if hasattr(X, "iloc"):  # a DataFrame: missing values anywhere, infinity in numbers
-        numeric = X.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
-        return np.asarray(X.isna().any(axis=1)) | ~np.isfinite(numeric).all(axis=1)
-    X = np.asarray(X)
-    if X.dtype.kind in "fc":
-        bad = ~np.isfinite(X)
-    elif X.dtype.kind == "O":
-        bad = np.frompyfunc(_nonfinite_value, 1, 1)(X).astype(bool)
-    else:  # integers, booleans, strings: always finite
-        bad = np.zeros(X.shape, dtype=bool)
-    return bad.reshape(X.shape[0], -1).any(axis=1)
-
-
-def _nonfinite_value(value):
+def _predict_rows(estimator, X, n):
+    """(predictions of the rows ``predict`` takes, in order; mask of those rows)."""
+    ok = np.ones(n, dtype=bool)
     try:
-        return not math.isfinite(value)
-    except TypeError:  # a string, a category, None (missing)
-        return value is None
+        return _checked(predict_silently(estimator, X), n), ok
+    except Exception:  # noqa: BLE001 - any refusal: find the rows that cause it
+        pass
+    done, stack = [], [np.arange(n)]
+    while stack:
+        idx = stack.pop()
+        try:
+            done.append((idx, _checked(predict_silently(estimator, _rows(X, idx)), idx.size)))
+        except Exception:  # noqa: BLE001
+            if idx.size == 1:
+                ok[idx] = False
+            else:
+                half = idx.size // 2
+                stack += [idx[half:], idx[:half]]
+    if not done:
+        return np.empty(0), ok
+    order = np.argsort(np.concatenate([idx for idx, _ in done]), kind="stable")
+    return np.concatenate([p for _, p in done])[order], ok
+
+
+def _checked(pred, n):
+    pred = np.asarray(pred)
+    if pred.ndim == 0 or pred.shape[0] != n:
+        raise ValueError("predict returned the wrong number of predictions")
+    return pred
+
+
+def _floats(values):
+    """``values`` as floats; an entry that does not convert becomes NaN."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (ValueError, TypeError, OverflowError):
+        return np.frompyfunc(_float_or_nan, 1, 1)(values).astype(float)
+
+
+def _float_or_nan(value):
+    try:
+        return float(value)
+    except (ValueError, TypeError, OverflowError):
+        return math.nan
+
+
+def _equal(pred, y):
+    """``pred == y`` per row; a comparison that fails (pd.NA) is False."""
+    try:
+        return np.asarray(pred == y, dtype=bool)
+    except (ValueError, TypeError):
+        return np.frompyfunc(_equal_or_false, 2, 1)(pred, y).astype(bool)
+
+
+def _equal_or_false(a, b):
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError):
+        return False
 
 
 def noisy_mean_score(scores, private, metric, bound, epsilon, rng):
@@ -205,7 +244,8 @@ class _PublicScorer(_RowScorer):
                 "it may score for free. Use more public rows, fewer folds, or dp_scorer."
             )
         bound = check_metric(self.metric, self.score_bound, estimator)
-        scores = row_scores(estimator, _rows(X, public), np.asarray(y)[public], self.metric, bound)
+        scores = row_scores(estimator, _rows(X, public), np.asarray(y)[public], self.metric,
+                            bound, private=False)
         return METRICS[self.metric] * float(scores.sum()) / scores.size
 
     def __repr__(self):
@@ -260,6 +300,14 @@ class _DPScorer(_RowScorer):
                                   index=getattr(X, "index", None)))
         bound = check_metric(self.metric, self.score_bound, estimator)
         if (~public).any():
+            # Public reasons for predict to refuse every row, before the charge (a row's
+            # own refusal only scores that row as the worst: see row_scores).
+            if hasattr(estimator, "fit"):  # (duck-typed predictors have no fitted state)
+                check_is_fitted(estimator)
+            n_in, shape = getattr(estimator, "n_features_in_", None), getattr(X, "shape", ())
+            if n_in is not None and len(shape) == 2 and shape[1] != n_in:
+                raise ValueError(f"dp_scorer: X has {shape[1]} features, but the estimator "
+                                 f"was fitted on {n_in}. Nothing was charged.")
             accountant = self._accountant_for(estimator)
             if accountant is not None:
                 accountant.spend([self.event()])

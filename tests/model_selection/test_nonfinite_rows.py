@@ -1,4 +1,4 @@
-"""A non-finite private validation row is scored, not refused after the charge.
+"""A private validation row that cannot be scored costs that row, not a refusal after the charge.
 
 Red team 13: the per-row absolute error went through ``np.minimum``, which keeps NaN, so a
 NaN label made the private sum NaN and the Laplace mechanism refused it after the score's
@@ -13,13 +13,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+import sklearn
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 from skhybrid import DPLogisticRegression, PrivacyAccountant
 from skhybrid.adaptation import DiscrepancyAdaptationRegressor
 from skhybrid.model_selection import PrivateSearchCV, dp_scorer
-from skhybrid.model_selection._scorers import nonfinite_rows, row_scores
+from skhybrid.preprocessing import PublicFitTransformer
+from skhybrid.model_selection._scorers import row_scores
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(200, 3))
@@ -38,19 +41,18 @@ def test_a_nan_label_scores_as_the_bound_where_np_minimum_kept_nan():
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
-@pytest.mark.parametrize("container", ["array", "frame", "sparse", "object"])
+@pytest.mark.parametrize("container", ["array", "frame", "sparse", "object", "list"])
 def test_a_row_predict_refuses_scores_as_the_worst_and_the_others_as_before(value, container):
     Z = X.copy()
     Z[[5, 150], 1] = value
     exact = (MODEL.predict(X) == Y).astype(np.int64)
     Zc = {"array": Z, "frame": pd.DataFrame(Z, columns=list("abc")),
-          "sparse": sp.csr_matrix(Z), "object": Z.astype(object)}[container]
+          "sparse": sp.csr_matrix(Z), "object": Z.astype(object), "list": Z.tolist()}[container]
     if container == "frame":  # (fitted on an array: no feature names)
         model = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(
             pd.DataFrame(X, columns=list("abc")), Y)
     else:
         model = MODEL
-    assert np.flatnonzero(nonfinite_rows(Zc)).tolist() == [5, 150]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hits = row_scores(model, Zc, Y, "accuracy", 1.0)
@@ -59,17 +61,84 @@ def test_a_row_predict_refuses_scores_as_the_worst_and_the_others_as_before(valu
     assert hits[5] == hits[150] == 0 and np.array_equal(hits[keep], exact[keep])
 
 
-def test_missing_values_of_nullable_frame_columns_are_found():
-    frame = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "b": [0.5, 1.0, np.inf],
-                          "c": ["x", "y", None]})
-    assert nonfinite_rows(frame).tolist() == [False, True, True]
-    frame.loc[2, "b"] = 0.0
-    assert nonfinite_rows(frame).tolist() == [False, True, True]  # ("c" is missing)
+@pytest.mark.parametrize("cell", ["nan", 10**400, pd.NA, "inf", None])
+def test_a_cell_that_does_not_convert_scores_its_row_as_the_worst(cell):
+    # red team 14: object cells the raw finiteness check could not see
+    Z = X.astype(object)
+    Z[9, 2] = cell
+    exact = (MODEL.predict(X) == Y).astype(np.int64)
+    hits = row_scores(MODEL, Z, Y, "accuracy", 1.0)
+    assert hits[9] == 0 and np.array_equal(np.delete(hits, 9), np.delete(exact, 9))
 
 
-def test_a_refusal_that_is_not_about_a_non_finite_row_still_raises():
-    with pytest.raises(ValueError, match="features"):
-        row_scores(MODEL, X[:, :2], Y, "accuracy", 1.0)
+def test_a_label_or_prediction_that_does_not_convert_scores_the_bound():
+    pred = MODEL.predict(X).astype(float)
+    y = (pred + 0.25).astype(object)
+    y[3], y[4], y[5] = 10**400, "x", pd.NA
+    errors = row_scores(MODEL, X, y, "neg_mean_absolute_error", 1.0)
+    assert errors[3] == errors[4] == errors[5] == 1.0
+    assert np.all(np.delete(errors, [3, 4, 5]) == 0.25)
+    y = np.asarray(pred, dtype=object)
+    y[6] = pd.NA  # accuracy: a comparison that fails is a miss
+    assert row_scores(MODEL, X, y, "accuracy", 1.0)[6] == 0
+
+
+def test_a_public_transformer_that_overflows_a_finite_row_only_costs_that_row():
+    # red team 14 (f1d): a public scaler turns a finite held-out row of 1e308 into inf,
+    # which the learner's predict refuses; the raw row is finite
+    gen = np.random.default_rng(1)
+    Xp = gen.normal(size=(300, 3)) * 0.1
+    yp = (Xp[:, 0] > 0).astype(int)
+    public = np.arange(300) < 100
+    pipe = make_pipeline(PublicFitTransformer(StandardScaler()),
+                         DPLogisticRegression(epsilon=np.inf, classes=[0, 1]))
+    pipe.fit(Xp, yp, publicfittransformer__public_mask=public)
+    Z = Xp.copy()
+    Z[250] = [1e308, 0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hits = row_scores(pipe, Z, yp, "accuracy", 1.0)
+    assert hits[250] == 0
+    assert np.array_equal(np.delete(hits, 250),
+                          np.delete((pipe.predict(Xp) == yp).astype(np.int64), 250))
+    # twin: one predict on all rows refuses them together
+    with pytest.raises(ValueError, match="infinity"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.predict(Z)
+
+
+def test_a_category_no_public_row_shows_only_costs_that_row():
+    gen = np.random.default_rng(2)
+    cats = gen.choice(["a", "b", "c"], size=300)
+    yc = (cats == "a").astype(int)
+    Xc = cats.reshape(-1, 1).astype(object)
+    public = np.arange(300) < 100
+    pipe = make_pipeline(PublicFitTransformer(OneHotEncoder(sparse_output=False)),
+                         DPLogisticRegression(epsilon=np.inf, classes=[0, 1]))
+    pipe.fit(Xc, yc, publicfittransformer__public_mask=public)
+    Z = Xc.copy()
+    Z[200, 0] = "unseen"
+    hits = row_scores(pipe, Z, yc, "accuracy", 1.0)
+    assert hits[200] == 0
+    assert np.array_equal(np.delete(hits, 200),
+                          np.delete(row_scores(pipe, Xc, yc, "accuracy", 1.0), 200))
+
+
+def test_public_rows_are_scored_by_one_predict_that_may_refuse():
+    Z = X.copy()
+    Z[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        row_scores(MODEL, Z, Y, "accuracy", 1.0, private=False)
+
+
+def test_dp_scorer_refuses_public_mismatches_before_the_charge():
+    acc = PrivacyAccountant(epsilon=5.0)
+    scorer = dp_scorer(epsilon=1.0, accountant=acc)
+    with pytest.raises(ValueError, match="2 features.*fitted on 3.*Nothing was charged"):
+        scorer(MODEL, X[:, :2], Y)
+    with pytest.raises(NotFittedError):
+        scorer(DPLogisticRegression(classes=[0, 1]), X, Y)
+    assert acc.spent() == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("kind", ["label", "feature"])
@@ -148,6 +217,32 @@ def test_private_search_scores_an_unlabelled_target_row_of_the_adaptation_learne
                 {"lam": [1e-3, 1e-2]}, epsilon=2.0, metric="neg_mean_absolute_error",
                 score_bound=5.0, accountant=acc, random_state=seed)
             search.fit(Xa, y, public_mask=public)
+            assert np.isfinite(search.best_score_)
+            spent.append(acc.spent())
+        assert spent[0] == spent[1]
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+def test_private_search_scores_a_held_out_row_a_public_scaler_overflows():
+    # red team 14 (f1d): seeds 0 and 1 hold row 200 out; it raised after the charge
+    gen = np.random.default_rng(0)
+    Xs = gen.normal(size=(300, 3)) * 0.3
+    ys = (Xs[:, 0] > 0).astype(int)
+    public = np.arange(300) < 90
+    for seed in (0, 1):
+        spent = []
+        for poisoned in (False, True):
+            Z = Xs.copy()
+            if poisoned:
+                Z[200] = [1e308, 0.0, 0.0]
+            acc = PrivacyAccountant(epsilon=5.0)
+            pipe = make_pipeline(PublicFitTransformer(StandardScaler()),
+                                 DPLogisticRegression(classes=[0, 1], data_norm=3.0))
+            search = PrivateSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]},
+                                     epsilon=2.0, accountant=acc, random_state=seed,
+                                     validation_size=0.5)
+            with sklearn.config_context(enable_metadata_routing=True):
+                search.fit(Z, ys, public_mask=public)
             assert np.isfinite(search.best_score_)
             spent.append(acc.spent())
         assert spent[0] == spent[1]
