@@ -56,12 +56,11 @@ def check_metric(metric, score_bound, estimator=None):
 def row_scores(estimator, X, y, metric, bound, *, private=True):
     """Per-row scores in [0, bound]: hits (accuracy) or clipped absolute errors.
 
-    ``private=False`` (public rows only): ``predict`` runs once and its refusal is
-    raised, as scikit-learn's scorers raise it. Otherwise:
-
     Total over the rows: each row's score depends on that row alone, so the sum changes
     by at most ``bound`` between neighbours, whatever the rows hold (the scores are
     released after their charge, so nothing here may raise for one row's sake).
+    ``private=False`` (public rows only) runs ``predict`` once and raises its refusal,
+    as scikit-learn's scorers do.
 
     - A row that ``estimator.predict`` refuses on its own (NaN or infinity, also after a
       public transformer overflowed it, a category no public row shows, a cell that
