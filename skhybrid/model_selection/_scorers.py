@@ -15,10 +15,9 @@ import warnings
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import is_classifier
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.metadata_routing import MetadataRequest
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import warn_seed_reuse
 from .._validation import check_epsilon, check_generator, check_mask
@@ -26,6 +25,7 @@ from ..accounting import PrivacyAccountant
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import LaplaceMechanism
 from ..utils._rows import predict_silently
+from ._probe import _batch_function
 
 __all__ = ["public_scorer", "dp_scorer", "METRICS"]
 
@@ -73,13 +73,12 @@ def row_scores(estimator, X, y, metric, bound, *, private=True):
       that fires for one of them (a category its public fit never saw, an overflow)
       would tell the data set from its neighbour outside the score's charge.
     """
-    y = np.asarray(y)
+    # Lists stay lists, and list labels become objects one by one: np.asarray picks one
+    # dtype from all rows, so one string or complex cell (or one label "1") would recast
+    # every row and the whole batch would be refused (or mismatch): a score that moves
+    # by n·bound for one changed row (red team 15).
+    y = _labels(y)
     n = y.shape[0]
-    if not (hasattr(X, "iloc") or sp.issparse(X) or isinstance(X, np.ndarray)):
-        try:  # (lists: an array the halves can index)
-            X = np.asarray(X)
-        except (ValueError, TypeError, OverflowError):
-            X = np.asarray(X, dtype=object)
     if private:
         pred, ok = _predict_rows(estimator, X, n)
     else:
@@ -120,6 +119,14 @@ def _predict_rows(estimator, X, n):
     return np.concatenate([p for _, p in done])[order], ok
 
 
+def _labels(y):
+    """``y`` as an array: arrays and pandas columns as they are, a list element by element
+    (an object array; a tuple label stays one label)."""
+    if isinstance(y, np.ndarray) or hasattr(y, "to_numpy"):
+        return np.asarray(y)
+    return np.fromiter(y, dtype=object, count=len(y))
+
+
 def _checked(pred, n):
     pred = np.asarray(pred)
     if pred.ndim == 0 or pred.shape[0] != n:
@@ -128,14 +135,17 @@ def _checked(pred, n):
 
 
 def _floats(values):
-    """``values`` as floats; an entry that does not convert becomes NaN."""
-    try:
-        return np.asarray(values, dtype=float)
-    except (ValueError, TypeError, OverflowError):
-        return np.frompyfunc(_float_or_nan, 1, 1)(values).astype(float)
+    """``values`` as floats; an entry that does not convert (or is complex: numpy would
+    drop its imaginary part with a warning) becomes NaN."""
+    values = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if values.dtype.kind in "biuf":
+        return values.astype(float)
+    return np.frompyfunc(_float_or_nan, 1, 1)(values).astype(float)
 
 
 def _float_or_nan(value):
+    if isinstance(value, (complex, np.complexfloating)):
+        return math.nan
     try:
         return float(value)
     except (ValueError, TypeError, OverflowError):
@@ -243,7 +253,7 @@ class _PublicScorer(_RowScorer):
                 "it may score for free. Use more public rows, fewer folds, or dp_scorer."
             )
         bound = check_metric(self.metric, self.score_bound, estimator)
-        scores = row_scores(estimator, _rows(X, public), np.asarray(y)[public], self.metric,
+        scores = row_scores(estimator, _rows(X, public), _labels(y)[public], self.metric,
                             bound, private=False)
         return METRICS[self.metric] * float(scores.sum()) / scores.size
 
@@ -291,7 +301,7 @@ class _DPScorer(_RowScorer):
                     "dp_scorer got a validation fold with no curator row (curator_mask is "
                     "all False): local agents' rows are never scored. Use fewer folds or "
                     "more curator rows.")
-            X, y = _rows(X, curator), np.asarray(y)[curator]
+            X, y = _rows(X, curator), _labels(y)[curator]
             public_mask = None if public_mask is None else np.asarray(public_mask)[curator]
             n_rows = int(curator.sum())
         public = (np.zeros(n_rows, dtype=bool) if public_mask is None
@@ -299,14 +309,7 @@ class _DPScorer(_RowScorer):
                                   index=getattr(X, "index", None)))
         bound = check_metric(self.metric, self.score_bound, estimator)
         if (~public).any():
-            # Public reasons for predict to refuse every row, before the charge (a row's
-            # own refusal only scores that row as the worst: see row_scores).
-            if hasattr(estimator, "fit"):  # (duck-typed predictors have no fitted state)
-                check_is_fitted(estimator)
-            n_in, shape = getattr(estimator, "n_features_in_", None), getattr(X, "shape", ())
-            if n_in is not None and len(shape) == 2 and shape[1] != n_in:
-                raise ValueError(f"dp_scorer: X has {shape[1]} features, but the estimator "
-                                 f"was fitted on {n_in}. Nothing was charged.")
+            _check_scorable(estimator, X, y)
             accountant = self._accountant_for(estimator)
             if accountant is not None:
                 accountant.spend([self.event()])
@@ -326,8 +329,45 @@ class _DPScorer(_RowScorer):
         return f"dp_scorer(metric={self.metric!r}, epsilon={self.epsilon!r})"
 
 
+def _check_scorable(estimator, X, y):
+    """Refuse, before the charge, what makes ``predict`` refuse or mix every row for a
+    public reason (a row's own refusal only scores that row as the worst: see
+    :func:`row_scores`). Reads no private value: the estimator, shapes, and a ``predict``
+    on zero rows."""
+    batch = _batch_function(estimator)
+    if batch is not None:
+        func = getattr(batch.func, "__name__", type(batch.func).__name__)
+        raise ValueError(
+            f"dp_scorer: the estimator applies FunctionTransformer(func={func}) to the whole "
+            "batch of scored rows: unless that function treats each row apart, one private "
+            "row moves the other rows' scores, beyond the sensitivity the noise is "
+            "calibrated to. Use an elementwise numpy ufunc (np.log1p, ...). Nothing was "
+            "charged.")
+    if getattr(y, "ndim", 1) > 1 and y.shape[1] != 1:
+        raise ValueError(f"dp_scorer scores one output per row; y has {y.shape[1]} columns. "
+                         "Nothing was charged.")
+    n_in, shape = getattr(estimator, "n_features_in_", None), getattr(X, "shape", ())
+    if n_in is not None and len(shape) == 2 and not hasattr(X, "columns") and shape[1] != n_in:
+        # (a frame is matched by column names, which may add columns)
+        raise ValueError(f"dp_scorer: X has {shape[1]} features, but the estimator was "
+                         f"fitted on {n_in}. Nothing was charged.")
+    try:
+        predict_silently(estimator, _rows(X, np.zeros(0, dtype=np.intp)))
+    except NotFittedError as exc:
+        raise ValueError(f"dp_scorer: {exc} Nothing was charged.") from None
+    except Exception:  # noqa: BLE001 - zero rows are refused for other, harmless reasons
+        pass
+
+
 def _rows(X, keep):
-    return X.iloc[keep] if hasattr(X, "iloc") else X[keep]
+    """The rows ``keep`` (a mask or indices) of a frame, an array, a sparse matrix or a
+    list (a list of those rows, each as given)."""
+    if hasattr(X, "iloc"):
+        return X.iloc[keep]
+    if isinstance(X, (list, tuple)):
+        keep = np.asarray(keep)
+        return [X[i] for i in (np.flatnonzero(keep) if keep.dtype == bool else keep)]
+    return X[keep]
 
 
 def public_scorer(metric="accuracy", *, score_bound=None):

@@ -15,8 +15,9 @@ import pytest
 import scipy.sparse as sp
 import sklearn
 from sklearn.pipeline import make_pipeline
-from sklearn.exceptions import NotFittedError
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler, scale
 
 from skhybrid import DPLogisticRegression, PrivacyAccountant
 from skhybrid.adaptation import DiscrepancyAdaptationRegressor
@@ -136,9 +137,59 @@ def test_dp_scorer_refuses_public_mismatches_before_the_charge():
     scorer = dp_scorer(epsilon=1.0, accountant=acc)
     with pytest.raises(ValueError, match="2 features.*fitted on 3.*Nothing was charged"):
         scorer(MODEL, X[:, :2], Y)
-    with pytest.raises(NotFittedError):
+    with pytest.raises(ValueError, match="not fitted.*Nothing was charged"):
         scorer(DPLogisticRegression(classes=[0, 1]), X, Y)
+    with pytest.raises(ValueError, match="FunctionTransformer.*whole batch"):
+        scorer(make_pipeline(FunctionTransformer(scale), MODEL), X, Y)
+    with pytest.raises(ValueError, match="one output per row"):
+        scorer(MODEL, X, np.column_stack([Y, Y]))
     assert acc.spent() == (0.0, 0.0)
+    # a frame may hold extra columns its fitted column selection ignores: not refused here
+
+
+def test_dp_scorer_takes_duck_typed_predictors_and_frames_with_extra_columns():
+    class Constant(ClassifierMixin, BaseEstimator):  # fitted state without a trailing _
+        def fit(self, X, y):
+            self.value = 1
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.value)
+
+    acc = PrivacyAccountant(epsilon=5.0)
+    score = dp_scorer(epsilon=1.0, accountant=acc)(Constant().fit(X, Y), X, Y,
+                                                  public_mask=np.arange(200) < 100)
+    assert abs(score - np.mean(Y == 1)) < 0.1
+    frame = pd.DataFrame(X, columns=list("abc")).assign(extra=0.0)
+    select = make_pipeline(ColumnTransformer([("keep", "passthrough", list("abc"))]),
+                           DPLogisticRegression(epsilon=np.inf, classes=[0, 1]))
+    select.fit(frame.drop(columns="extra"), Y)
+    assert np.isfinite(dp_scorer(epsilon=1.0, accountant=acc)(select, frame, Y))
+
+
+@pytest.mark.parametrize("odd", ["a", "1.5", 1j, None, "ragged"])
+def test_one_odd_cell_of_a_list_x_costs_its_row_only(odd):
+    # red team 15 (HIGH): np.asarray of the whole list let one cell recast every row
+    rows = X.tolist()
+    rows[4] = rows[4] + [0.0] if odd == "ragged" else [rows[4][0], odd, rows[4][2]]
+    exact = (MODEL.predict(X) == Y).astype(np.int64)
+    hits = row_scores(MODEL, rows, Y, "accuracy", 1.0)
+    assert np.array_equal(np.delete(hits, 4), np.delete(exact, 4))
+
+
+def test_one_odd_label_of_a_list_y_costs_its_row_only():
+    labels = Y.tolist()
+    labels[4] = str(labels[4])  # np.asarray made every label a string: every row missed
+    hits = row_scores(MODEL, X, labels, "accuracy", 1.0)
+    exact = (MODEL.predict(X) == Y).astype(np.int64)
+    assert hits[4] == 0 and np.array_equal(np.delete(hits, 4), np.delete(exact, 4))
+    labels[4] = (0, 1)  # a tuple label: one label, one miss (it raised after the charge)
+    assert row_scores(MODEL, X, labels, "accuracy", 1.0)[4] == 0
+    y = Y.astype(object)
+    y[4] = 1 + 2j  # complex: no float, no ComplexWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert row_scores(MODEL, X, y, "neg_mean_absolute_error", 1.0)[4] == 1.0
 
 
 @pytest.mark.parametrize("kind", ["label", "feature"])
