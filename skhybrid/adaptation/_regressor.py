@@ -39,6 +39,7 @@ from ._solvers import (
     release_second_moment,
     selection_mechanism,
 )
+from ..utils._warnings import catch_warnings
 
 __all__ = ["DiscrepancyAdaptationRegressor"]
 
@@ -61,7 +62,7 @@ def _exact_weights(M0, X_src, lam, discrepancy_solver):
     """
     if discrepancy_solver == "numpy":
         if lam > 0:
-            with warnings.catch_warnings():
+            with catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 q, info = minimize_discrepancy_dual(M0, X_src, lam, return_info=True)
             if info["converged"]:
@@ -74,7 +75,7 @@ def _exact_weights(M0, X_src, lam, discrepancy_solver):
                 stacklevel=3,
             )
         return minimize_discrepancy(M0, X_src, lam, method="smoothed")
-    with warnings.catch_warnings():
+    with catch_warnings():
         # CLARABEL's "may be inaccurate" on tiny problems; the weights are renormalised.
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         return minimize_discrepancy(M0, X_src, lam, method="cvxpy")

@@ -4,7 +4,6 @@ import contextlib
 import copy
 import math
 import re
-import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -34,6 +33,7 @@ from ._probe import (
 from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 from ..utils._sklearn_compat import get_tags
+from ..utils._warnings import catch_warnings
 
 __all__ = ["PrivateSearchCV"]
 
@@ -718,21 +718,19 @@ def _recording():
     """Catch every warning raised inside (none escapes); yields a list that holds them,
     as (category, message) pairs that pickle across joblib's workers, on exit.
 
-    One block at a time per process: ``warnings.catch_warnings`` swaps process-wide
-    state, so two runs recording at once in threads (joblib's threading backend, a Dask
-    worker's threads) lost or swapped their warnings, and how many reached the caller
-    then depended on K (red team 14).
+    One block at a time per process (:mod:`skhybrid.utils._warnings`): two runs recording
+    at once in threads (joblib's threading backend, a Dask worker's threads) lost or
+    swapped their warnings, and how many reached the caller then depended on K (red
+    team 14).
     """
     recorded = []
-    with _RECORDING_LOCK, warnings.catch_warnings(record=True) as caught:
+    with catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield recorded
         finally:
             recorded.extend((w.category, str(w.message)) for w in caught)
 
-
-_RECORDING_LOCK = threading.RLock()
 
 
 def _warn_again(recorded):

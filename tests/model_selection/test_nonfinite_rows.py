@@ -7,6 +7,9 @@ charge. On the neighbouring data set both returned a score: the exception told t
 apart. Every row now has a score in [0, bound] that depends on that row alone.
 """
 
+import contextlib
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -297,3 +300,55 @@ def test_private_search_scores_a_held_out_row_a_public_scaler_overflows():
             assert np.isfinite(search.best_score_)
             spent.append(acc.spent())
         assert spent[0] == spent[1]
+
+
+class _SlowWarner(ClassifierMixin, BaseEstimator):
+    """Predicts 1 after 2 ms (the sleep releases the GIL), warning on a row above 100."""
+
+    def fit(self, X, y):
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict(self, X):
+        time.sleep(0.002)
+        if np.any(np.asarray(X, dtype=float) > 100):
+            warnings.warn("a row above 100", UserWarning, stacklevel=2)
+        return np.ones(len(X), dtype=int)
+
+
+def _scores_in_threads(n_threads=4, calls=15):
+    Z = X.copy()
+    Z[5, 0] = 1000.0  # the private row that makes predict warn
+    model = _SlowWarner().fit(X, Y)
+    shown = []
+    before = list(warnings.filters)
+
+    def work():
+        for _ in range(calls):
+            row_scores(model, Z, Y, "accuracy", 1.0)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=work) for _ in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        shown = [str(w.message) for w in caught]
+    return shown, list(warnings.filters) == before
+
+
+def test_scoring_in_threads_shows_nothing_and_leaves_the_filters_alone():
+    # Red team 15: predict_silently's catch_warnings took no lock; two scorers in threads
+    # restored each other's filters (a private row's warning got through, and an
+    # 'ignore' filter stayed behind)
+    shown, intact = _scores_in_threads()
+    assert shown == [] and intact
+
+
+def test_scoring_in_threads_mutation_twin_without_the_lock(monkeypatch):
+    from skhybrid.utils import _warnings
+
+    monkeypatch.setattr(_warnings, "WARNINGS_LOCK", contextlib.nullcontext())
+    outcomes = [_scores_in_threads() for _ in range(3)]
+    assert any(shown or not intact for shown, intact in outcomes)

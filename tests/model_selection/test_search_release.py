@@ -24,6 +24,7 @@ from skhybrid.learners import PrivateParityClassifier
 from skhybrid.model_selection import PrivateSearchCV, search_cost
 from skhybrid.model_selection import _search as search_module
 from skhybrid.model_selection._selection import draw_number_of_runs
+from skhybrid.utils import _warnings as warnings_module
 from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
 
@@ -258,7 +259,7 @@ def test_runs_in_threads_show_only_the_selected_runs_warnings():
 
 def test_runs_in_threads_mutation_twin_without_the_lock(monkeypatch):
     sequential = _warnings_shown_under("sequential", 1, range(12))
-    monkeypatch.setattr(search_module, "_RECORDING_LOCK", contextlib.nullcontext())
+    monkeypatch.setattr(warnings_module, "WARNINGS_LOCK", contextlib.nullcontext())
     assert _warnings_shown_under("threading", 4, range(12)) != sequential
 
 
