@@ -6,6 +6,8 @@ import warnings
 import weakref
 from numbers import Integral
 
+import numpy as np
+
 from ._validation import check_delta, check_epsilon, check_generator, check_random_state_kind
 from .accounting import POPULATIONS, PrivacyAccountant, PrivacyEvent, compose_events
 from .accounting._accountant import _relabel, best_view
@@ -61,7 +63,11 @@ def _forgetting(fit):
     def fit_afresh(self, *args, **kwargs):
         forget_fit(self)
         try:
-            return fit(self, *args, **kwargs)
+            # numpy's floating-point errors are ignored during a fit, whatever the caller
+            # set with np.seterr: a private row's underflow (1e-200) would otherwise warn,
+            # call back or raise after the charge, on that data set only (red team 15)
+            with np.errstate(all="ignore"):
+                return fit(self, *args, **kwargs)
         except BaseException:
             forget_fit(self)  # nor what the refused fit had set before it stopped
             raise

@@ -184,7 +184,7 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
             Every row of ``X``, transformed.
         """
         self.fit(X, y, public_mask=public_mask)
-        with catch_warnings():
+        with catch_warnings(), np.errstate(all="ignore"):  # (private rows: see fit_afresh)
             warnings.simplefilter("ignore")
             return self.transform(X)
 
