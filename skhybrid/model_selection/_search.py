@@ -30,7 +30,7 @@ from ._probe import (
     privacy_prefix,
     probe_events,
 )
-from ._scorers import check_metric, noisy_mean_score, row_scores
+from ._scorers import check_metric, noisy_mean_score, row_scores, rows_as_objects
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 from ..utils._sklearn_compat import get_tags
 from ..utils._warnings import catch_warnings
@@ -308,6 +308,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if y is None:
             raise ValueError("PrivateSearchCV requires y to be passed, but the target y is None.")
         sparse_ok = self.estimator.__sklearn_tags__().input_tags.sparse
+        if isinstance(X, (list, tuple)):  # (a list's rows must not set each other's dtype)
+            X, kept = rows_as_objects(X)
+            if not kept.all():
+                raise ValueError("X is a list whose rows have different lengths. Nothing was "
+                                 "charged.")
         X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=False,
                                 dtype=None)
         if prefix == "" and not get_tags(self.estimator).input_tags.allow_nan:

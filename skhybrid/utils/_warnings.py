@@ -18,9 +18,24 @@ __all__ = ["WARNINGS_LOCK", "catch_warnings"]
 #: Held by every ``catch_warnings`` block of the library (re-entrant: blocks nest).
 WARNINGS_LOCK = threading.RLock()
 
+#: Seconds a block waits for the lock before it goes on without it.
+_WAIT = 1.0
+
 
 @contextlib.contextmanager
 def catch_warnings(*args, **kwargs):
-    """:class:`warnings.catch_warnings` under :data:`WARNINGS_LOCK`."""
-    with WARNINGS_LOCK, warnings.catch_warnings(*args, **kwargs) as caught:
-        yield caught
+    """:class:`warnings.catch_warnings` under :data:`WARNINGS_LOCK`.
+
+    A block waits at most ``_WAIT`` seconds for the lock, then goes on without it: the
+    thread that holds it may be waiting for this one (a block around a fit whose thread
+    pool runs another block: ``search_cost`` over a ``ColumnTransformer(n_jobs=2)`` of
+    ``PublicFitTransformer`` steps on joblib's threading backend hung; red team 16), and an
+    overlap is better than a deadlock.
+    """
+    locked = WARNINGS_LOCK.acquire(timeout=_WAIT)
+    try:
+        with warnings.catch_warnings(*args, **kwargs) as caught:
+            yield caught
+    finally:
+        if locked:
+            WARNINGS_LOCK.release()

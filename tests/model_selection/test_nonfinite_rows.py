@@ -7,7 +7,6 @@ charge. On the neighbouring data set both returned a score: the exception told t
 apart. Every row now has a score in [0, bound] that depends on that row alone.
 """
 
-import contextlib
 import threading
 import time
 import warnings
@@ -349,6 +348,79 @@ def test_scoring_in_threads_shows_nothing_and_leaves_the_filters_alone():
 def test_scoring_in_threads_mutation_twin_without_the_lock(monkeypatch):
     from skhybrid.utils import _warnings
 
-    monkeypatch.setattr(_warnings, "WARNINGS_LOCK", contextlib.nullcontext())
+    monkeypatch.setattr(_warnings, "WARNINGS_LOCK", _NoLock())
     outcomes = [_scores_in_threads() for _ in range(3)]
     assert any(shown or not intact for shown, intact in outcomes)
+
+
+def test_a_list_of_rows_is_converted_cell_by_cell_not_by_its_rows_common_dtype():
+    # Red team 16 (HIGH): sklearn converts a list as one array: one row of Python floats
+    # among float32 rows made every row float64, and a float32-keeping public scaler then
+    # moved the other rows' predictions
+    from skhybrid.model_selection._scorers import rows_as_objects
+
+    rows32 = [np.asarray(r, dtype=np.float32) for r in X]
+    mixed = list(rows32)
+    mixed[0] = [float(v) for v in rows32[0]]  # the same values, as Python floats
+    (a, _), (b, _) = rows_as_objects(rows32), rows_as_objects(mixed)
+    assert a.dtype == b.dtype == object and a.shape == b.shape == X.shape
+    # converted cell by cell, both are the same float64 array
+    assert np.array_equal(a.astype(float), b.astype(float))
+    # twin: numpy's conversion of the lists themselves differs
+    assert np.asarray(rows32).dtype == np.float32 and np.asarray(mixed).dtype == np.float64
+    assert row_scores(MODEL, rows32, Y, "accuracy", 1.0).tolist() == \
+        row_scores(MODEL, mixed, Y, "accuracy", 1.0).tolist()
+
+
+def test_dp_scorer_takes_one_column_labels_and_refuses_a_generator_before_the_charge():
+    acc = PrivacyAccountant(epsilon=5.0)
+    scorer = dp_scorer(epsilon=1.0, accountant=acc)
+    assert np.isfinite(scorer(MODEL, X, Y.reshape(-1, 1)))
+    assert np.isfinite(scorer(MODEL, X, [[v] for v in Y]))
+    spent = acc.spent()
+    with pytest.raises(ValueError, match="generator.*Nothing was charged"):
+        scorer(MODEL, (row for row in X), Y)
+    assert acc.spent() == spent
+
+
+def test_a_warnings_block_goes_on_when_another_thread_keeps_the_lock(monkeypatch):
+    # Red team 16: search_cost held the lock while a ColumnTransformer(n_jobs=2) of
+    # PublicFitTransformers on the threading backend waited on workers that needed it
+    from skhybrid.utils import _warnings
+
+    monkeypatch.setattr(_warnings, "_WAIT", 0.05)
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with _warnings.catch_warnings():
+            held.set()
+            release.wait(5)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(5)
+    start = time.perf_counter()
+    with _warnings.catch_warnings():
+        pass  # (would wait forever without the timeout)
+    waited = time.perf_counter() - start
+    release.set()
+    t.join()
+    assert waited < 2.0
+
+
+class _NoLock:
+    """A lock that is never taken (the mutation twins: the blocks as before the lock)."""
+
+    def acquire(self, timeout=-1):
+        return False
+
+
+def test_lists_of_series_and_ragged_lists_are_scored_row_by_row():
+    exact = (MODEL.predict(X) == Y).astype(np.int64)
+    frame = pd.DataFrame(X)
+    series = [frame.iloc[i] for i in range(len(frame))]
+    assert np.array_equal(row_scores(MODEL, series, Y, "accuracy", 1.0), exact)
+    ragged = X.tolist()
+    ragged[7] = ragged[7] + [0.0]  # one row too long: that row alone is refused
+    hits = row_scores(MODEL, ragged, Y, "accuracy", 1.0)
+    assert hits[7] == 0 and np.array_equal(np.delete(hits, 7), np.delete(exact, 7))

@@ -259,7 +259,7 @@ def test_runs_in_threads_show_only_the_selected_runs_warnings():
 
 def test_runs_in_threads_mutation_twin_without_the_lock(monkeypatch):
     sequential = _warnings_shown_under("sequential", 1, range(12))
-    monkeypatch.setattr(warnings_module, "WARNINGS_LOCK", contextlib.nullcontext())
+    monkeypatch.setattr(warnings_module, "WARNINGS_LOCK", _NoLock())
     assert _warnings_shown_under("threading", 4, range(12)) != sequential
 
 
@@ -470,3 +470,10 @@ def test_runtime_warnings_from_a_stateless_step_on_private_rows_are_not_shown(da
     assert shown[0] == shown[1]
     with pytest.warns(RuntimeWarning, match="below -3"):  # twin: the step alone warns
         step.fit_transform(X2)
+
+
+class _NoLock:
+    """A lock that is never taken (the mutation twins: the blocks as before the lock)."""
+
+    def acquire(self, timeout=-1):
+        return False
