@@ -19,7 +19,6 @@ from sklearn.utils.validation import check_array
 
 from ._validation import check_mask, values_hidden
 from .utils._sklearn_compat import check_is_fitted, get_tags, safe_indexing, validate_data
-from .utils._warnings import catch_warnings
 
 __all__ = ["PublicFitTransformer"]
 
@@ -184,7 +183,7 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
             Every row of ``X``, transformed.
         """
         self.fit(X, y, public_mask=public_mask)
-        with catch_warnings(), np.errstate(all="ignore"):  # (private rows: see fit_afresh)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # (private rows: see fit_afresh)
             warnings.simplefilter("ignore")
             return self.transform(X)
 

@@ -39,7 +39,6 @@ from ._solvers import (
     release_second_moment,
     selection_mechanism,
 )
-from ..utils._warnings import catch_warnings
 
 __all__ = ["DiscrepancyAdaptationRegressor"]
 
@@ -62,7 +61,7 @@ def _exact_weights(M0, X_src, lam, discrepancy_solver):
     """
     if discrepancy_solver == "numpy":
         if lam > 0:
-            with catch_warnings():
+            with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 q, info = minimize_discrepancy_dual(M0, X_src, lam, return_info=True)
             if info["converged"]:
@@ -75,7 +74,7 @@ def _exact_weights(M0, X_src, lam, discrepancy_solver):
                 stacklevel=3,
             )
         return minimize_discrepancy(M0, X_src, lam, method="smoothed")
-    with catch_warnings():
+    with warnings.catch_warnings():
         # CLARABEL's "may be inaccurate" on tiny problems; the weights are renormalised.
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         return minimize_discrepancy(M0, X_src, lam, method="cvxpy")

@@ -51,7 +51,6 @@ import warnings
 import numpy as np
 
 from ._plotting import new_figure
-from ..utils._warnings import catch_warnings
 
 __all__ = [
     "EXPERIMENTS",
@@ -97,7 +96,7 @@ def _fit(solver_kw, X, y, public, epsilon, delta, lam, rng):
     kw.setdefault("noise_shrinkage", 0.0)  # BMS23 problem (5) on the released moment, as is
     reg = DiscrepancyAdaptationRegressor(epsilon=epsilon, delta=delta, solver=solver, lam=lam,
                                          random_state=rng, **kw)
-    with catch_warnings():
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         # §7's labels are not centred, yet its hypotheses go through the origin (on purpose).
         warnings.filterwarnings("ignore", message="The public labels average")

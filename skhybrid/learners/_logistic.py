@@ -25,7 +25,6 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._objective_perturbation import ObjectivePerturbation
-from ..utils._warnings import catch_warnings
 
 __all__ = ["DPLogisticRegression"]
 
@@ -78,7 +77,7 @@ def _public_logistic(X_hat, y, C, norm, fit_intercept):
     if len(labels) < 2:  # nothing to separate: a constant model
         W = np.zeros((1, X_hat.shape[1]))
         return labels, W
-    with catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = LogisticRegression(C=C, fit_intercept=fit_intercept, max_iter=1000).fit(X, y)
     theta = model.coef_

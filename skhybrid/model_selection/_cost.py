@@ -27,7 +27,6 @@ from ._probe import (
 )
 from ._scorers import _DPScorer, _PublicScorer, _takes_curator_mask
 from ._search import PrivateSearchCV
-from ..utils._warnings import catch_warnings
 
 __all__ = ["SearchCost", "search_cost"]
 
@@ -184,7 +183,7 @@ def _sklearn_search_cost(search, X, y, fit_params):
     uncovered += _steps_fitted_in_the_clear(search, estimator, prefix)
     splits = list(cv.split(X, y))
     events, n_fits, refits = [], 0, []
-    with catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         for params in candidates:
             for train, _ in splits:

@@ -79,12 +79,8 @@ def row_scores(estimator, X, y, metric, bound, *, private=True):
     # by n·bound for one changed row (red team 15).
     y = _labels(y)
     n = y.shape[0]
-    X, fits = rows_as_objects(X, getattr(estimator, "n_features_in_", None))
     if private:
-        pred, ok = _predict_rows(estimator, X, int(fits.sum()))
-        if not fits.all():  # rows of another length than the others: refused on their own
-            fitted_ok, ok = ok, np.zeros(n, dtype=bool)
-            ok[np.flatnonzero(fits)[fitted_ok]] = True
+        pred, ok = _predict_rows(estimator, X, n)
     else:
         pred, ok = _checked(predict_silently(estimator, X), n), np.ones(n, dtype=bool)
     if metric == "accuracy":
@@ -123,63 +119,15 @@ def _predict_rows(estimator, X, n):
     return np.concatenate([p for _, p in done])[order], ok
 
 
-def rows_as_objects(X, n_features=None):
-    """A list (or tuple) of rows as an object array, each cell as given, and which rows
-    it holds; anything else unchanged (with every row).
-
-    ``predict`` (through ``check_array``) converts a list as one array with one dtype
-    picked from all its rows: one row of Python floats among float32 rows made every row
-    float64, moving the others' predictions (red team 16). An object array is converted
-    cell by cell (to float64), whatever the other rows hold. Rows of another length than
-    ``n_features`` (the fitted estimator's, public; else the most common length) are left
-    out, so that no row decides how the others are read. A list of documents or dicts
-    (no row is a sequence) becomes a one-dimensional object array, which text and dict
-    vectorizers take as they take the list.
-
-    Returns
-    -------
-    X : array-like
-    kept : ndarray of bool
-        The rows of the input that ``X`` holds, in order.
-    """
-    if not isinstance(X, (list, tuple)):
-        return X, np.ones(_n_rows(X), dtype=bool)
-    lengths = np.fromiter((len(r) if _is_row(r) else -1 for r in X), dtype=np.intp,
-                          count=len(X))
-    if (lengths < 0).all():  # documents, dicts, scalars: one object each
-        return np.fromiter(X, dtype=object, count=len(X)), np.ones(len(X), dtype=bool)
-    if n_features is None:
-        values, counts = np.unique(lengths[lengths >= 0], return_counts=True)
-        n_features = int(values[counts.argmax()])
-    kept = lengths == n_features
-    out = np.empty((int(kept.sum()), n_features), dtype=object)
-    for i, j in enumerate(np.flatnonzero(kept)):  # (a list is read row by row anyway)
-        out[i, :] = list(X[j])
-    return out, kept
-
-
-def _is_row(r):
-    """A sequence of cells (a list, tuple, array or pandas Series), not one object."""
-    return isinstance(r, (list, tuple, np.ndarray)) or hasattr(r, "to_numpy")
-
-
-def _n_rows(X):
-    shape = getattr(X, "shape", None)
-    return shape[0] if shape is not None else len(X)
-
-
 def _labels(y):
-    """``y`` as an array: arrays and pandas columns as they are, a list as objects, each
-    label as given (one label "1" no longer made every label a string; a tuple label
-    among scalars stays one label); one column of shape (n, 1) as a vector."""
+    """``y`` as an array: arrays and pandas columns as they are (one column of shape
+    (n, 1) as a vector), a list label by label, each as given (an object array:
+    ``np.asarray`` picks one dtype from all labels, so one label ``"1"`` made every
+    label a string; a tuple label stays one label)."""
     if isinstance(y, np.ndarray) or hasattr(y, "to_numpy"):
         out = np.asarray(y)
-    else:
-        try:
-            out = np.asarray(y, dtype=object)
-        except ValueError:  # (sequences among scalars: element by element)
-            out = np.fromiter(y, dtype=object, count=len(y))
-    return out[:, 0] if out.ndim == 2 and out.shape[1] == 1 else out
+        return out[:, 0] if out.ndim == 2 and out.shape[1] == 1 else out
+    return np.fromiter(y, dtype=object, count=len(y))
 
 
 def _checked(pred, n):
@@ -398,10 +346,18 @@ def _check_scorable(estimator, X, y):
             "row moves the other rows' scores, beyond the sensitivity the noise is "
             "calibrated to. Use an elementwise numpy ufunc (np.log1p, ...). Nothing was "
             "charged.")
-    if not hasattr(X, "__len__") and not hasattr(X, "shape"):
-        raise ValueError(f"dp_scorer needs X as an array, a list or a frame; got "
-                         f"{type(X).__name__}. Nothing was charged.")
+    if not (isinstance(X, np.ndarray) or hasattr(X, "iloc") or hasattr(X, "tocsr")):
+        # A list's rows are converted together by predict (check_array): one row's type
+        # (Python floats among float32 rows, a string) decided every row's (red team 16).
+        raise ValueError(
+            f"dp_scorer needs X as a numpy array, a sparse matrix or a DataFrame, not a "
+            f"{type(X).__name__}: a list's rows are converted together, so one row's type "
+            "would decide how the others are read. Convert it first, e.g. "
+            "np.asarray(X, dtype=float). Nothing was charged.")
     labels = _labels(y)
+    if labels.shape[0] != X.shape[0]:
+        raise ValueError(f"dp_scorer: X has {X.shape[0]} rows but y has {labels.shape[0]}. "
+                         "Nothing was charged.")
     if labels.ndim > 1:
         raise ValueError(f"dp_scorer scores one output per row; y has {labels.shape[1]} "
                          "columns. Nothing was charged.")

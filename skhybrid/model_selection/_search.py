@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 import sklearn
 from joblib import Parallel, delayed
+from joblib.parallel import get_active_backend
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
@@ -30,10 +31,9 @@ from ._probe import (
     privacy_prefix,
     probe_events,
 )
-from ._scorers import check_metric, noisy_mean_score, row_scores, rows_as_objects
+from ._scorers import check_metric, noisy_mean_score, row_scores
 from ._selection import draw_number_of_runs, random_stopping_epsilon, run_epsilon_for_budget
 from ..utils._sklearn_compat import get_tags
-from ..utils._warnings import catch_warnings
 
 __all__ = ["PrivateSearchCV"]
 
@@ -118,8 +118,8 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if any.
     n_jobs : int, default=None
         Runs in parallel (joblib). The candidates charge nothing themselves, so any
-        ledger works. Under a thread-based joblib backend the runs take turns: each
-        records its warnings in Python's process-wide warning state.
+        ledger works. Under a thread-based joblib backend the runs take turns (each
+        records its warnings in Python's process-wide warning state).
     random_state : int, RandomState, Generator or None, default=None
         Seeds the split, K, the candidates and every run's noise. ``None`` for releases:
         a seed (or a generator, which the search advances) is kept as this parameter and
@@ -308,11 +308,19 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if y is None:
             raise ValueError("PrivateSearchCV requires y to be passed, but the target y is None.")
         sparse_ok = self.estimator.__sklearn_tags__().input_tags.sparse
-        if isinstance(X, (list, tuple)):  # (a list's rows must not set each other's dtype)
-            X, kept = rows_as_objects(X)
-            if not kept.all():
-                raise ValueError("X is a list whose rows have different lengths. Nothing was "
-                                 "charged.")
+        if isinstance(X, (list, tuple)):
+            # To float64 cell by cell: check_array would pick one dtype from all the rows,
+            # so one row's type (Python floats among float32 rows) decided every row's,
+            # and with it the runs' arithmetic (red team 16).
+            try:
+                X = np.asarray(X, dtype=np.float64)
+            except (ValueError, TypeError, OverflowError):
+                raise ValueError(
+                    "PrivateSearchCV takes a list X only when it converts to float64 cell "
+                    "by cell; pass other data as a numpy array, a sparse matrix or a "
+                    "DataFrame (a list's rows would be converted together, so one row's "
+                    "type would decide how the others are read). Nothing was charged."
+                ) from None
         X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=False,
                                 dtype=None)
         if prefix == "" and not get_tags(self.estimator).input_tags.allow_nan:
@@ -445,7 +453,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         # and an argument left out is taken from the caller's parallel_config; the config
         # also silences a Parallel inside a run's fit (PPM's n_jobs) on this thread.
         with _silent_joblib():
-            runs = Parallel(n_jobs=self.n_jobs, verbose=0)(
+            runs = Parallel(n_jobs=_runs_n_jobs(self.n_jobs), verbose=0)(
                 delayed(_run)(self.estimator, params, settings, prefix, X_train, y_train,
                               fit_params, X_val, y_val, val_private, metric, bound,
                               np.random.default_rng(seed), restore)
@@ -643,6 +651,18 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
+def _runs_n_jobs(n_jobs):
+    """``n_jobs`` for the runs: 1 (one after the other) under a thread-based joblib
+    backend, whose runs would record their warnings in one process-wide state at once.
+
+    (A lock around each run instead deadlocked: a run's fit may start a nested joblib
+    ``Parallel``, e.g. scikit-learn's ``LogisticRegression`` on a Dask worker, whose tasks
+    then waited behind runs waiting for the lock.)
+    """
+    backend, _ = get_active_backend()
+    return 1 if getattr(backend, "uses_threads", False) else n_jobs
+
+
 def _silent_joblib():
     """``joblib.parallel_config(verbose=0)``: the caller's backend, no progress lines.
     joblib < 1.3 has no configuration that sets a verbosity, so nothing to undo there."""
@@ -723,15 +743,16 @@ def _recording():
     """Catch every warning raised inside (none escapes); yields a list that holds them,
     as (category, message) pairs that pickle across joblib's workers, on exit.
 
-    One block at a time per process (:mod:`skhybrid.utils._warnings`): two runs recording
-    at once in threads (joblib's threading backend, a Dask worker's threads) lost or
-    swapped their warnings, and how many reached the caller then depended on K (red
-    team 14). numpy's floating-point errors are ignored inside, whatever ``np.seterr``
-    the caller set: its ``call``, ``print`` and ``raise`` modes are not warnings, and
-    would report a private row's underflow once per probe and run (red team 15).
+    ``warnings.catch_warnings`` swaps process-wide state, so two runs recording at once
+    in threads lost or swapped their warnings, and how many reached the caller depended
+    on K (red team 14): the runs never run in threads of one process (see
+    :func:`_runs_n_jobs`). numpy's floating-point errors are ignored inside, whatever
+    ``np.seterr`` the caller set: its ``call``, ``print`` and ``raise`` modes are not
+    warnings, and would report a private row's underflow once per probe and run (red
+    team 15).
     """
     recorded = []
-    with catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
         warnings.simplefilter("always")
         try:
             yield recorded

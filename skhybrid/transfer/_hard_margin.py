@@ -40,7 +40,6 @@ from ..utils._sklearn_compat import (
     validate_params,
 )
 from ._dual_active_set import min_norm_dual_active_set
-from ..utils._warnings import catch_warnings
 
 __all__ = ["HardMarginLinearSVC", "NotSeparableError"]
 
@@ -145,7 +144,7 @@ def _polish(Z, v, lam, fit_intercept):
         if act.size == p:
             # a vertex (p active rows, as on App. C data): Z_A v = 1 fixes v, and
             # Z_Aᵀλ = Pv the multipliers; one LU instead of the 2p × 2p system
-            with catch_warnings():  # singular: non-finite, caught below
+            with warnings.catch_warnings():  # singular: non-finite, caught below
                 warnings.simplefilter("ignore", LinAlgWarning)
                 lu = lu_factor(Za, check_finite=False)
             v_new = lu_solve(lu, np.ones(p), check_finite=False)

@@ -9,7 +9,6 @@ the fit's warnings, and the row would be zeroed instead of clipped.
 import warnings
 
 import numpy as np
-from ._warnings import catch_warnings
 
 __all__ = ["row_norms", "clip_scale", "predict_silently"]
 
@@ -21,7 +20,7 @@ def predict_silently(estimator, X):
     ``overflow encountered in matmul``, and a fitted encoder warns about a category it
     never saw: either would tell the data set holding that row from its neighbour.
     """
-    with catch_warnings(), np.errstate(all="ignore"):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return estimator.predict(X)
 

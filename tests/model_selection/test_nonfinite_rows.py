@@ -7,8 +7,6 @@ charge. On the neighbouring data set both returned a score: the exception told t
 apart. Every row now has a score in [0, bound] that depends on that row alone.
 """
 
-import threading
-import time
 import warnings
 
 import numpy as np
@@ -44,13 +42,13 @@ def test_a_nan_label_scores_as_the_bound_where_np_minimum_kept_nan():
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
-@pytest.mark.parametrize("container", ["array", "frame", "sparse", "object", "list"])
+@pytest.mark.parametrize("container", ["array", "frame", "sparse", "object"])
 def test_a_row_predict_refuses_scores_as_the_worst_and_the_others_as_before(value, container):
     Z = X.copy()
     Z[[5, 150], 1] = value
     exact = (MODEL.predict(X) == Y).astype(np.int64)
     Zc = {"array": Z, "frame": pd.DataFrame(Z, columns=list("abc")),
-          "sparse": sp.csr_matrix(Z), "object": Z.astype(object), "list": Z.tolist()}[container]
+          "sparse": sp.csr_matrix(Z), "object": Z.astype(object)}[container]
     if container == "frame":  # (fitted on an array: no feature names)
         model = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(
             pd.DataFrame(X, columns=list("abc")), Y)
@@ -167,16 +165,6 @@ def test_dp_scorer_takes_duck_typed_predictors_and_frames_with_extra_columns():
                            DPLogisticRegression(epsilon=np.inf, classes=[0, 1]))
     select.fit(frame.drop(columns="extra"), Y)
     assert np.isfinite(dp_scorer(epsilon=1.0, accountant=acc)(select, frame, Y))
-
-
-@pytest.mark.parametrize("odd", ["a", "1.5", 1j, None, "ragged"])
-def test_one_odd_cell_of_a_list_x_costs_its_row_only(odd):
-    # red team 15 (HIGH): np.asarray of the whole list let one cell recast every row
-    rows = X.tolist()
-    rows[4] = rows[4] + [0.0] if odd == "ragged" else [rows[4][0], odd, rows[4][2]]
-    exact = (MODEL.predict(X) == Y).astype(np.int64)
-    hits = row_scores(MODEL, rows, Y, "accuracy", 1.0)
-    assert np.array_equal(np.delete(hits, 4), np.delete(exact, 4))
 
 
 def test_one_odd_label_of_a_list_y_costs_its_row_only():
@@ -301,126 +289,45 @@ def test_private_search_scores_a_held_out_row_a_public_scaler_overflows():
         assert spent[0] == spent[1]
 
 
-class _SlowWarner(ClassifierMixin, BaseEstimator):
-    """Predicts 1 after 2 ms (the sleep releases the GIL), warning on a row above 100."""
-
-    def fit(self, X, y):
-        self.classes_ = np.array([0, 1])
-        return self
-
-    def predict(self, X):
-        time.sleep(0.002)
-        if np.any(np.asarray(X, dtype=float) > 100):
-            warnings.warn("a row above 100", UserWarning, stacklevel=2)
-        return np.ones(len(X), dtype=int)
-
-
-def _scores_in_threads(n_threads=4, calls=15):
-    Z = X.copy()
-    Z[5, 0] = 1000.0  # the private row that makes predict warn
-    model = _SlowWarner().fit(X, Y)
-    shown = []
-    before = list(warnings.filters)
-
-    def work():
-        for _ in range(calls):
-            row_scores(model, Z, Y, "accuracy", 1.0)
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        threads = [threading.Thread(target=work) for _ in range(n_threads)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        shown = [str(w.message) for w in caught]
-    return shown, list(warnings.filters) == before
-
-
-def test_scoring_in_threads_shows_nothing_and_leaves_the_filters_alone():
-    # Red team 15: predict_silently's catch_warnings took no lock; two scorers in threads
-    # restored each other's filters (a private row's warning got through, and an
-    # 'ignore' filter stayed behind)
-    shown, intact = _scores_in_threads()
-    assert shown == [] and intact
-
-
-def test_scoring_in_threads_mutation_twin_without_the_lock(monkeypatch):
-    from skhybrid.utils import _warnings
-
-    monkeypatch.setattr(_warnings, "WARNINGS_LOCK", _NoLock())
-    outcomes = [_scores_in_threads() for _ in range(3)]
-    assert any(shown or not intact for shown, intact in outcomes)
-
-
-def test_a_list_of_rows_is_converted_cell_by_cell_not_by_its_rows_common_dtype():
-    # Red team 16 (HIGH): sklearn converts a list as one array: one row of Python floats
-    # among float32 rows made every row float64, and a float32-keeping public scaler then
-    # moved the other rows' predictions
-    from skhybrid.model_selection._scorers import rows_as_objects
-
-    rows32 = [np.asarray(r, dtype=np.float32) for r in X]
-    mixed = list(rows32)
-    mixed[0] = [float(v) for v in rows32[0]]  # the same values, as Python floats
-    (a, _), (b, _) = rows_as_objects(rows32), rows_as_objects(mixed)
-    assert a.dtype == b.dtype == object and a.shape == b.shape == X.shape
-    # converted cell by cell, both are the same float64 array
-    assert np.array_equal(a.astype(float), b.astype(float))
-    # twin: numpy's conversion of the lists themselves differs
-    assert np.asarray(rows32).dtype == np.float32 and np.asarray(mixed).dtype == np.float64
-    assert row_scores(MODEL, rows32, Y, "accuracy", 1.0).tolist() == \
-        row_scores(MODEL, mixed, Y, "accuracy", 1.0).tolist()
-
-
 def test_dp_scorer_takes_one_column_labels_and_refuses_a_generator_before_the_charge():
     acc = PrivacyAccountant(epsilon=5.0)
     scorer = dp_scorer(epsilon=1.0, accountant=acc)
     assert np.isfinite(scorer(MODEL, X, Y.reshape(-1, 1)))
     assert np.isfinite(scorer(MODEL, X, [[v] for v in Y]))
     spent = acc.spent()
-    with pytest.raises(ValueError, match="generator.*Nothing was charged"):
+    with pytest.raises(ValueError, match="not a generator.*Nothing was charged"):
         scorer(MODEL, (row for row in X), Y)
+    with pytest.raises(ValueError, match="200 rows but y has 199.*Nothing was charged"):
+        scorer(MODEL, X, Y[:-1])
     assert acc.spent() == spent
 
 
-def test_a_warnings_block_goes_on_when_another_thread_keeps_the_lock(monkeypatch):
-    # Red team 16: search_cost held the lock while a ColumnTransformer(n_jobs=2) of
-    # PublicFitTransformers on the threading backend waited on workers that needed it
-    from skhybrid.utils import _warnings
-
-    monkeypatch.setattr(_warnings, "_WAIT", 0.05)
-    held, release = threading.Event(), threading.Event()
-
-    def holder():
-        with _warnings.catch_warnings():
-            held.set()
-            release.wait(5)
-
-    t = threading.Thread(target=holder)
-    t.start()
-    held.wait(5)
-    start = time.perf_counter()
-    with _warnings.catch_warnings():
-        pass  # (would wait forever without the timeout)
-    waited = time.perf_counter() - start
-    release.set()
-    t.join()
-    assert waited < 2.0
-
-
-class _NoLock:
-    """A lock that is never taken (the mutation twins: the blocks as before the lock)."""
-
-    def acquire(self, timeout=-1):
-        return False
+def test_a_list_x_is_refused_before_the_charge_not_converted_as_one_array():
+    # Red team 16 (HIGH): a list's rows are converted together by check_array, so one
+    # row of Python floats among float32 rows recast every row and moved the others'
+    # predictions; dp_scorer and PrivateSearchCV now take arrays, sparse matrices, frames
+    rows32 = [np.asarray(r, dtype=np.float32) for r in X]
+    mixed = list(rows32)
+    mixed[0] = [float(v) for v in rows32[0]]
+    # twin: numpy's conversion of the two lists differs in every row's dtype
+    assert np.asarray(rows32).dtype == np.float32 and np.asarray(mixed).dtype == np.float64
+    acc = PrivacyAccountant(epsilon=5.0)
+    for rows in (rows32, mixed, X.tolist()):
+        with pytest.raises(ValueError, match="not a list.*np.asarray.*Nothing was charged"):
+            dp_scorer(epsilon=1.0, accountant=acc)(MODEL, rows, Y)
+    assert acc.spent() == (0.0, 0.0)
+    # PrivateSearchCV converts a list to float64 cell by cell: the same search either way
+    results = []
+    for rows in (rows32, mixed):
+        search = PrivateSearchCV(DPLogisticRegression(classes=[0, 1], data_norm=3.0),
+                                 {"C": [0.1, 1.0]}, epsilon=1.0, random_state=0).fit(rows, Y)
+        results.append((search.best_score_, search.best_estimator_.coef_.tolist()))
+    assert results[0] == results[1]
+    bad = X.tolist()
+    bad[3][1] = "x"
+    with pytest.raises(ValueError, match="converts to float64 cell by cell.*Nothing was"):
+        PrivateSearchCV(DPLogisticRegression(classes=[0, 1]), {"C": [0.1, 1.0]},
+                        epsilon=1.0, accountant=acc).fit(bad, Y)
+    assert acc.spent() == (0.0, 0.0)
 
 
-def test_lists_of_series_and_ragged_lists_are_scored_row_by_row():
-    exact = (MODEL.predict(X) == Y).astype(np.int64)
-    frame = pd.DataFrame(X)
-    series = [frame.iloc[i] for i in range(len(frame))]
-    assert np.array_equal(row_scores(MODEL, series, Y, "accuracy", 1.0), exact)
-    ragged = X.tolist()
-    ragged[7] = ragged[7] + [0.0]  # one row too long: that row alone is refused
-    hits = row_scores(MODEL, ragged, Y, "accuracy", 1.0)
-    assert hits[7] == 0 and np.array_equal(np.delete(hits, 7), np.delete(exact, 7))

@@ -24,7 +24,6 @@ from skhybrid.learners import PrivateParityClassifier
 from skhybrid.model_selection import PrivateSearchCV, search_cost
 from skhybrid.model_selection import _search as search_module
 from skhybrid.model_selection._selection import draw_number_of_runs
-from skhybrid.utils import _warnings as warnings_module
 from skhybrid.ppm import PPMHalfspaceClassifier
 from skhybrid.preprocessing import PublicFitTransformer
 
@@ -257,9 +256,9 @@ def test_runs_in_threads_show_only_the_selected_runs_warnings():
     assert _warnings_shown_under("threading", 4, range(6)) == sequential
 
 
-def test_runs_in_threads_mutation_twin_without_the_lock(monkeypatch):
+def test_runs_in_threads_mutation_twin_letting_them_run_in_threads(monkeypatch):
     sequential = _warnings_shown_under("sequential", 1, range(12))
-    monkeypatch.setattr(warnings_module, "WARNINGS_LOCK", _NoLock())
+    monkeypatch.setattr(search_module, "_runs_n_jobs", lambda n_jobs: n_jobs)
     assert _warnings_shown_under("threading", 4, range(12)) != sequential
 
 
@@ -471,9 +470,3 @@ def test_runtime_warnings_from_a_stateless_step_on_private_rows_are_not_shown(da
     with pytest.warns(RuntimeWarning, match="below -3"):  # twin: the step alone warns
         step.fit_transform(X2)
 
-
-class _NoLock:
-    """A lock that is never taken (the mutation twins: the blocks as before the lock)."""
-
-    def acquire(self, timeout=-1):
-        return False
