@@ -73,10 +73,10 @@ def row_scores(estimator, X, y, metric, bound, *, private=True):
       that fires for one of them (a category its public fit never saw, an overflow)
       would tell the data set from its neighbour outside the score's charge.
     """
-    # Lists stay lists, and list labels become objects one by one: np.asarray picks one
-    # dtype from all rows, so one string or complex cell (or one label "1") would recast
-    # every row and the whole batch would be refused (or mismatch): a score that moves
-    # by n·bound for one changed row (red team 15).
+    # List labels are read one by one: np.asarray picks one dtype from all labels, so one
+    # label "1" made every label a string and every row a miss, a score that moved by
+    # n·bound for one changed row (red team 15). (A list X, whose rows predict converts
+    # together, is refused by dp_scorer and converted cell by cell by PrivateSearchCV.)
     y = _labels(y)
     n = y.shape[0]
     if private:
