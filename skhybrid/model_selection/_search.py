@@ -745,8 +745,9 @@ def _recording():
 
     ``warnings.catch_warnings`` swaps process-wide state, so two runs recording at once
     in threads lost or swapped their warnings, and how many reached the caller depended
-    on K (red team 14): the runs never run in threads of one process (see
-    :func:`_runs_n_jobs`). numpy's floating-point errors are ignored inside, whatever
+    on K (red team 14): the runs do not run in threads of one process under joblib's
+    threading backend (see :func:`_runs_n_jobs`; a Dask worker's threads are the
+    caller's to avoid, see the privacy model). numpy's floating-point errors are ignored inside, whatever
     ``np.seterr`` the caller set: its ``call``, ``print`` and ``raise`` modes are not
     warnings, and would report a private row's underflow once per probe and run (red
     team 15).
@@ -758,7 +759,6 @@ def _recording():
             yield recorded
         finally:
             recorded.extend((w.category, str(w.message)) for w in caught)
-
 
 
 def _warn_again(recorded):
