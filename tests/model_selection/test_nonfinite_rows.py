@@ -216,77 +216,67 @@ def test_private_search_of_an_estimator_refuses_a_nan_in_any_row_before_the_char
         assert acc.spent() == (0.0, 0.0)
 
 
+def _assert_neighbours_scored_alike(make_search, X, y, poison, seeds, **fit_params):
+    """Per seed, the search on (X, y) and on its neighbour ``poison(X, y)`` both complete,
+    with a finite best score and the same charge."""
+    for seed in seeds:
+        spent = []
+        for data in ((X, y), poison(X.copy(), y.copy())):
+            acc = PrivacyAccountant(epsilon=5.0, delta=1e-3)
+            search = make_search(acc, seed)
+            with sklearn.config_context(enable_metadata_routing=True):
+                search.fit(*data, **fit_params)
+            assert np.isfinite(search.best_score_)
+            spent.append(acc.spent())
+        assert spent[0] == spent[1]
+
+
+def _set(index, value, target="X"):
+    """The neighbour that holds ``value`` at ``index`` of X (or of y)."""
+    def poison(Z, y):
+        (Z if target == "X" else y)[index] = value
+        return Z, y
+    return poison
+
+
 @pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
 def test_private_search_of_a_pipeline_scores_a_held_out_nan_row_at_the_same_charge():
     # a step before the learner may take NaN (here it passes them on): seeds 0 and 2 hold
     # row 150 out, and score it as the worst row instead of raising after the charge
     pipe = make_pipeline(FunctionTransformer(np.tanh),
                          DPLogisticRegression(classes=[0, 1], data_norm=3.0))
-    for seed in (0, 2):
-        spent = []
-        for poisoned in (False, True):
-            Z = X.copy()
-            if poisoned:
-                Z[150, 1] = np.nan
-            acc = PrivacyAccountant(epsilon=5.0)
-            search = PrivateSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]},
-                                     epsilon=2.0, accountant=acc, random_state=seed).fit(Z, Y)
-            assert np.isfinite(search.best_score_)
-            spent.append(acc.spent())
-        assert spent[0] == spent[1]
+    _assert_neighbours_scored_alike(
+        lambda acc, seed: PrivateSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]},
+                                          epsilon=2.0, accountant=acc, random_state=seed),
+        X, Y, _set((150, 1), np.nan), seeds=(0, 2))
 
 
 @pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
 def test_private_search_scores_an_unlabelled_target_row_of_the_adaptation_learner():
     # its target rows' labels may be NaN (unlabelled); seeds 1 and 2 hold row 67 out for
     # an MAE score (the red team's f1: the search raised after the charge)
-    gen = np.random.default_rng(0)
-    coef = np.array([1.0, -1.0, 0.5])
-    Xa = gen.normal(size=(120, 3))
-    ya = Xa @ coef
-    public = np.arange(120) < 60
-    for seed in (1, 2):
-        spent = []
-        for poisoned in (False, True):
-            y = ya.copy()
-            if poisoned:
-                y[67] = np.nan
-            acc = PrivacyAccountant(epsilon=5.0, delta=1e-3)
-            search = PrivateSearchCV(
-                DiscrepancyAdaptationRegressor(solver="single-stage", max_iter=20,
-                                               data_norm=3.0),
-                {"lam": [1e-3, 1e-2]}, epsilon=2.0, metric="neg_mean_absolute_error",
-                score_bound=5.0, accountant=acc, random_state=seed)
-            search.fit(Xa, y, public_mask=public)
-            assert np.isfinite(search.best_score_)
-            spent.append(acc.spent())
-        assert spent[0] == spent[1]
+    Xa = np.random.default_rng(0).normal(size=(120, 3))
+    _assert_neighbours_scored_alike(
+        lambda acc, seed: PrivateSearchCV(
+            DiscrepancyAdaptationRegressor(solver="single-stage", max_iter=20, data_norm=3.0),
+            {"lam": [1e-3, 1e-2]}, epsilon=2.0, metric="neg_mean_absolute_error",
+            score_bound=5.0, accountant=acc, random_state=seed),
+        Xa, Xa @ np.array([1.0, -1.0, 0.5]), _set(67, np.nan, target="y"),
+        seeds=(1, 2), public_mask=np.arange(120) < 60)
 
 
 @pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
 def test_private_search_scores_a_held_out_row_a_public_scaler_overflows():
     # red team 14 (f1d): seeds 0 and 1 hold row 200 out; it raised after the charge
-    gen = np.random.default_rng(0)
-    Xs = gen.normal(size=(300, 3)) * 0.3
-    ys = (Xs[:, 0] > 0).astype(int)
-    public = np.arange(300) < 90
-    for seed in (0, 1):
-        spent = []
-        for poisoned in (False, True):
-            Z = Xs.copy()
-            if poisoned:
-                Z[200] = [1e308, 0.0, 0.0]
-            acc = PrivacyAccountant(epsilon=5.0)
-            pipe = make_pipeline(PublicFitTransformer(StandardScaler()),
-                                 DPLogisticRegression(classes=[0, 1], data_norm=3.0))
-            search = PrivateSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]},
-                                     epsilon=2.0, accountant=acc, random_state=seed,
-                                     validation_size=0.5)
-            with sklearn.config_context(enable_metadata_routing=True):
-                search.fit(Z, ys, public_mask=public)
-            assert np.isfinite(search.best_score_)
-            spent.append(acc.spent())
-        assert spent[0] == spent[1]
+    Xs = np.random.default_rng(0).normal(size=(300, 3)) * 0.3
+    _assert_neighbours_scored_alike(
+        lambda acc, seed: PrivateSearchCV(
+            make_pipeline(PublicFitTransformer(StandardScaler()),
+                          DPLogisticRegression(classes=[0, 1], data_norm=3.0)),
+            {"dplogisticregression__C": [0.1, 1.0]}, epsilon=2.0, accountant=acc,
+            random_state=seed, validation_size=0.5),
+        Xs, (Xs[:, 0] > 0).astype(int), _set(200, [1e308, 0.0, 0.0]), seeds=(0, 1),
+        public_mask=np.arange(300) < 90)
 
 
 def test_dp_scorer_takes_one_column_labels_and_refuses_a_generator_before_the_charge():
