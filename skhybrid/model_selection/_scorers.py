@@ -140,7 +140,7 @@ def _checked(pred, n):
 def _floats(values):
     """``values`` as floats; an entry that does not convert (or is complex: numpy would
     drop its imaginary part with a warning) becomes NaN."""
-    values = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    values = np.asarray(values)
     if values.dtype.kind in "biuf":
         return values.astype(float)
     return np.frompyfunc(_float_or_nan, 1, 1)(values).astype(float)

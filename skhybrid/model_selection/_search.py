@@ -321,21 +321,22 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "DataFrame (a list's rows would be converted together, so one row's "
                     "type would decide how the others are read). Nothing was charged."
                 ) from None
-        X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=False,
-                                dtype=None)
-        if prefix == "" and not get_tags(self.estimator).input_tags.allow_nan:
-            # The estimator alone (no step before it that could impute): its predict
-            # would refuse a held-out row with NaN after the charge, so every row is
-            # checked now. (In a Pipeline the probes refuse such training rows, and such
-            # a held-out row scores as the worst: see row_scores.)
-            try:
-                check_array(X, accept_sparse=sparse_ok, ensure_all_finite=True, dtype=None)
-            except ValueError as exc:
-                raise ValueError(
-                    f"{exc} {type(self.estimator).__name__} cannot take them; PrivateSearchCV "
-                    "checks every row before anything is charged. Impute or drop them (e.g. "
-                    "a Pipeline that starts with sklearn.impute.SimpleImputer). Nothing was "
-                    "charged.") from None
+        # The estimator alone (no step before it that could impute) and without NaN
+        # support: its predict would refuse a held-out row with NaN after the charge, so
+        # every row is checked now. (In a Pipeline the probes refuse such training rows,
+        # and such a held-out row scores as the worst: see row_scores.)
+        finite = prefix == "" and not get_tags(self.estimator).input_tags.allow_nan
+        try:
+            X_checked = check_array(X, accept_sparse=sparse_ok, ensure_all_finite=finite,
+                                    dtype=None)
+        except ValueError as exc:
+            if not finite or not re.search("NaN|infinity", str(exc)):
+                raise
+            raise ValueError(
+                f"{exc} {type(self.estimator).__name__} cannot take them; PrivateSearchCV "
+                "checks every row before anything is charged. Impute or drop them (e.g. a "
+                "Pipeline that starts with sklearn.impute.SimpleImputer). Nothing was "
+                "charged.") from None
         if not hasattr(X, "iloc") and not sp.issparse(X):
             X = X_checked  # lists and array-likes become arrays the runs can index
         n = X_checked.shape[0]
