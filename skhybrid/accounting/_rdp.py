@@ -769,6 +769,12 @@ def _calibrate_search(epsilon, delta, eta, steps, orders):
         seen[t] = (float(eps[j]) - epsilon, lo, eps)
         return seen[t][0]
 
+    try:
+        mu = _model_guided_threshold(a, conv, eta, steps, delta, epsilon, orders)
+    except (ValueError, OverflowError, ZeroDivisionError):  # the model left float range
+        mu = None
+    if mu is not None:
+        return mu
     t_lo, t_hi = math.log(_MU_LO), math.log(_MU_HI)
     # The screening root to 1e-4 in ln μ: each order's threshold by model-guided Newton
     # steps over a window of orders (usually two or three screenings of a few orders);
@@ -917,6 +923,69 @@ def _model_step_unguarded(al, eta, u0, phi0):
                 f_lo *= 0.5
             side = 1
     return math.exp(0.5 * (lo + hi))
+
+
+def _model_guided_threshold(a, conv, eta, steps, delta, epsilon, orders):
+    """μ* steered from the two-term model's thresholds, or None (the caller then runs the
+    screening search, :func:`_screening_root`).
+
+    Each order's threshold under the model of :func:`_model_step` (one step from μ = 1)
+    over a window of seven orders around the model's best order at μ = 1, moved while
+    the largest threshold sits on its edge; that order's threshold by Newton's method on
+    the steering quadrature (:func:`_steer_threshold`, from the model's); the screening
+    of the seven orders around it there names the orders that may attain the minimum
+    (when the least ε sits on that window's edge, that order is steered instead, up to
+    three times), and :func:`_steered_threshold` finishes (one full-precision integral
+    in the common case, and the all-order full-precision check). The model only steers:
+    a poor model costs steering steps or declines; the check decides.
+    """
+    room = epsilon - conv
+    if not (room > 0).any():
+        return None
+    with np.errstate(all="ignore"):
+        model = steps * _model_rdp(a, eta, 1.0)
+    n = len(a)
+    thresholds = {}
+
+    def threshold(j):  # the model's u = μ² at order j's threshold (-inf: none)
+        if j not in thresholds:
+            m, r = float(model[j]), float(room[j])
+            u = (_model_step(float(a[j]), eta, 1.0, math.log(m) - math.log(r))
+                 if r > 0 and 0 < m < math.inf else None)
+            thresholds[j] = u if u is not None and u > 0 else -math.inf
+        return thresholds[j]
+
+    j = int(np.where(room > 0, model + conv, np.inf).argmin())
+    lo, hi = max(0, j - 3), min(n, j + 4)
+    for _ in range(8):
+        j = max(range(lo, hi), key=threshold)
+        if j == lo and lo > 0:
+            lo = max(0, lo - 3)
+        elif j == hi - 1 and hi < n:
+            hi = min(n, hi + 3)
+        else:
+            break
+    else:
+        return None
+    u = thresholds[j]
+    if not (0 < u < math.inf and _MU_LO < math.sqrt(u) < _MU_HI):
+        return None
+    t_s = 0.5 * math.log(u)
+    for _ in range(4):
+        steered = _steer_threshold(a[j], conv[j], eta, steps,
+                                   epsilon * (1.0 - 0.5 * _EPS_RTOL), t_s)
+        if steered is None:
+            return None
+        t_s = steered[0]
+        lo, hi = max(0, j - 3), min(n, j + 4)
+        eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_s)) + conv[lo:hi]
+        k = lo + int(eps.argmin())
+        if not ((k == lo and lo > 0) or (k == hi - 1 and hi < n)):
+            return _steered_threshold(a, conv, eta, steps, delta, epsilon, t_s,
+                                      (float(eps.min()) - epsilon, lo, eps), orders, t_s,
+                                      {j: steered})
+        j = k  # the model missed the best order by three or more: steer that one
+    return None
 
 
 def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_iter=16):
@@ -1091,10 +1160,11 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
 
 
 def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, orders,
-                       t_start=None):
+                       t_start=None, steered=None):
     """μ* from the screening root ``t_hat``, with one full-precision integral in the
     common case; None when unsure (the caller then runs :func:`_screened_threshold`).
-    The steering starts at ``t_start`` (default ``t_hat``).
+    The steering starts at ``t_start`` (default ``t_hat``); ``steered`` maps an order's
+    index to its :func:`_steer_threshold` result when the caller has it already.
 
     1. The candidates are the orders of the screening window at ``t_hat`` whose ε may be
        the minimum (within the screening's error bound); a candidate on the window's edge
@@ -1120,8 +1190,9 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, order
     for j in cand:
         # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]: the steering
         # agrees with the full-precision ε to well within its half-width
-        r = _steer_threshold(a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
-                             t_hat if t_start is None else t_start)
+        r = (steered or {}).get(int(j)) or _steer_threshold(
+            a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
+            t_hat if t_start is None else t_start)
         if r is None:
             return None
         found.append((r[0], r[1], int(j)))

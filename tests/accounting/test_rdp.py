@@ -234,20 +234,28 @@ def _in_window(epsilon, delta, eta, steps, mu, orders=DEFAULT_ORDERS):
     return epsilon * (1 - 2e-10) - 1e-15 <= eps <= epsilon
 
 
+@pytest.mark.parametrize("path", ["model-guided", "screening"])
 @pytest.mark.parametrize("epsilon, delta, eta, steps", _STEEP)
-def test_calibration_reaches_its_window_where_epsilon_is_steep(epsilon, delta, eta, steps):
+def test_calibration_reaches_its_window_where_epsilon_is_steep(monkeypatch, epsilon, delta,
+                                                                eta, steps, path):
     from skhybrid.accounting import _rdp
 
+    if path == "screening":  # (the search the model-guided path falls back on)
+        monkeypatch.setattr(_rdp, "_model_guided_threshold", lambda *args: None)
     _rdp._calibrate_cached.cache_clear()
-    assert _in_window(epsilon, delta, eta, steps,
-                      calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps))
+    try:
+        assert _in_window(epsilon, delta, eta, steps,
+                          calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps))
+    finally:
+        _rdp._calibrate_cached.cache_clear()
 
 
 def test_without_the_refinement_the_steep_cases_stop_short(monkeypatch):
-    # Mutation twin of the test above.
+    # Mutation twin of the test above, on the screening search's fallbacks.
     from skhybrid.accounting import _rdp
 
     monkeypatch.setattr(_rdp, "_refine_threshold", lambda mu, *args: mu)
+    monkeypatch.setattr(_rdp, "_model_guided_threshold", lambda *args: None)
     _rdp._calibrate_cached.cache_clear()
     try:
         short = [not _in_window(*case, _rdp.calibrate_subsampled_gaussian_mu(*case))
@@ -468,6 +476,25 @@ def test_calibration_is_at_least_the_bisection(epsilon, delta, eta, steps, pinne
     old = _calibrate_bisection(epsilon, delta, eta, steps)
     assert old <= calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps) <= (
         old * math.exp(1e-6))
+
+
+def test_noisy_sgd_calibrations_take_the_model_guided_path(monkeypatch):
+    # NoisySGDClassifier's default calibration (ε = 1, δ = 1e-6, 2,000 steps, η = 1/n) is
+    # decided by the model-guided steering alone: the screening search is never run, and
+    # the result is the full-precision threshold.
+    from skhybrid.accounting import _rdp
+
+    def screening(*args, **kwargs):
+        raise AssertionError("the screening search ran")
+
+    monkeypatch.setattr(_rdp, "_screening_root", screening)
+    _rdp._calibrate_cached.cache_clear()
+    try:
+        for n in (100, 1_000, 2_000, 2_017, 20_000, 10**6):
+            mu = _rdp.calibrate_subsampled_gaussian_mu(1.0, 1e-6, 1 / n, 2000)
+            assert _in_window(1.0, 1e-6, 1 / n, 2000, mu)
+    finally:
+        _rdp._calibrate_cached.cache_clear()
 
 
 @pytest.mark.parametrize("model", ["off", "none"])
