@@ -932,12 +932,13 @@ def _model_guided_threshold(a, conv, eta, steps, delta, epsilon, orders):
     Each order's threshold under the model of :func:`_model_step` (one step from μ = 1)
     over a window of seven orders around the model's best order at μ = 1, moved while
     the largest threshold sits on its edge; that order's threshold by Newton's method on
-    the steering quadrature (:func:`_steer_threshold`, from the model's); the screening
-    of the seven orders around it there names the orders that may attain the minimum
-    (when the least ε sits on that window's edge, that order is steered instead, up to
-    three times), and :func:`_steered_threshold` finishes (one full-precision integral
-    in the common case, and the all-order full-precision check). The model only steers:
-    a poor model costs steering steps or declines; the check decides.
+    the steering quadrature (:func:`_steer_threshold`, from the model's), then at full
+    precision (:func:`_exact_threshold`: usually one integral). The all-order accounting
+    there (:func:`_epsilon_cached`, which rules the other orders out by their lower
+    bounds) decides: its ε within ``_EPS_RTOL`` below ``epsilon`` makes μ the threshold
+    (ε(μ) is increasing in μ); an ε below that names the order that attains it, whose
+    threshold is larger, and that order is steered next (at most three times). The model
+    only steers: a poor model costs steering steps or declines; the accounting decides.
     """
     room = epsilon - conv
     if not (room > 0).any():
@@ -970,21 +971,24 @@ def _model_guided_threshold(a, conv, eta, steps, delta, epsilon, orders):
     u = thresholds[j]
     if not (0 < u < math.inf and _MU_LO < math.sqrt(u) < _MU_HI):
         return None
-    t_s = 0.5 * math.log(u)
+    t, t_lo, t_hi = 0.5 * math.log(u), math.log(_MU_LO), math.log(_MU_HI)
     for _ in range(4):
+        # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]
         steered = _steer_threshold(a[j], conv[j], eta, steps,
-                                   epsilon * (1.0 - 0.5 * _EPS_RTOL), t_s)
+                                   epsilon * (1.0 - 0.5 * _EPS_RTOL), t)
         if steered is None:
             return None
-        t_s = steered[0]
-        lo, hi = max(0, j - 3), min(n, j + 4)
-        eps = steps * _coarse_rdp(a[lo:hi], eta, math.exp(t_s)) + conv[lo:hi]
-        k = lo + int(eps.argmin())
-        if not ((k == lo and lo > 0) or (k == hi - 1 and hi < n)):
-            return _steered_threshold(a, conv, eta, steps, delta, epsilon, t_s,
-                                      (float(eps.min()) - epsilon, lo, eps), orders, t_s,
-                                      {j: steered})
-        j = k  # the model missed the best order by three or more: steer that one
+        t = _exact_threshold(a[j], eta, steps, delta, epsilon, *steered, t_lo, t_hi)
+        if t is None:
+            return None
+        mu = math.exp(t)
+        eps, order = _epsilon_cached(eta, mu, steps, delta, orders)
+        if epsilon * (1.0 - _EPS_RTOL) - 1e-15 <= eps <= epsilon:
+            return mu
+        k = int(np.searchsorted(a, order))  # (the orders are sorted)
+        if k == j or not eps < epsilon:
+            return None
+        j = k  # an order below ε at μ: its threshold is larger
     return None
 
 
@@ -1160,11 +1164,10 @@ def _screening_root(a, conv, eta, steps, epsilon, t_lo, t_hi, xtol=1e-4, max_ite
 
 
 def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, orders,
-                       t_start=None, steered=None):
+                       t_start=None):
     """μ* from the screening root ``t_hat``, with one full-precision integral in the
     common case; None when unsure (the caller then runs :func:`_screened_threshold`).
-    The steering starts at ``t_start`` (default ``t_hat``); ``steered`` maps an order's
-    index to its :func:`_steer_threshold` result when the caller has it already.
+    The steering starts at ``t_start`` (default ``t_hat``).
 
     1. The candidates are the orders of the screening window at ``t_hat`` whose ε may be
        the minimum (within the screening's error bound); a candidate on the window's edge
@@ -1190,9 +1193,8 @@ def _steered_threshold(a, conv, eta, steps, delta, epsilon, t_hat, screen, order
     for j in cand:
         # aimed at the middle of the accepted window [(1 - _EPS_RTOL)ε, ε]: the steering
         # agrees with the full-precision ε to well within its half-width
-        r = (steered or {}).get(int(j)) or _steer_threshold(
-            a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
-            t_hat if t_start is None else t_start)
+        r = _steer_threshold(a[j], conv[j], eta, steps, epsilon * (1.0 - 0.5 * _EPS_RTOL),
+                             t_hat if t_start is None else t_start)
         if r is None:
             return None
         found.append((r[0], r[1], int(j)))
