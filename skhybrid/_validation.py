@@ -340,7 +340,14 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         check_classification_targets(y)
     need = "exactly two" if binary else "at least two"
     if classes is not None:
-        found = np.unique(np.asarray(classes, dtype=y.dtype if y.dtype.kind in "OUS" else None))
+        # The declared labels keep their own width: cast to y's string dtype, whose width
+        # is that of the longest label present (private ones included), a longer declared
+        # label would be cut, and classes_ would tell whether some private row carries it.
+        kind = y.dtype.kind
+        declared = np.asarray(classes, dtype=object if kind == "O" else None)
+        if kind in "US" and declared.dtype.kind != kind:
+            declared = declared.astype(kind)  # (numbers declared for string labels)
+        found = np.unique(declared)
         if found.ndim != 1 or (binary and found.size != 2) or found.size < 2:
             raise ValueError(
                 f"classes must list {need} distinct labels for {estimator}; got "

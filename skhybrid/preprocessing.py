@@ -119,9 +119,10 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+        X : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features)
             Every row; only the public ones are read. A DataFrame is passed on as a
-            DataFrame, a sparse matrix as a sparse matrix.
+            DataFrame, a sparse matrix as a sparse matrix. A list is refused: its rows
+            would be converted together, private ones included.
         y : array-like of shape (n_samples,), default=None
             Targets, for transformers that use them; only the public rows are read.
         public_mask : array-like of bool of shape (n_samples,)
@@ -138,6 +139,17 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
         ValueError
             If no row is public: there is nothing it may learn from.
         """
+        if not (hasattr(X, "__array__") or _is_dataframe(X) or sparse.issparse(X)):
+            # A list's rows are converted together (one dtype for all): one private cell's
+            # type (a float among ints, a NaN among 64-bit ids) would decide how the public
+            # rows are read, and so what the transformer learns from them (red team 18).
+            # (An array-like with __array__ carries its own dtype.)
+            raise ValueError(
+                f"PublicFitTransformer needs X as a numpy array, a sparse matrix or a "
+                f"DataFrame, not a {type(X).__name__}: a list's rows are converted "
+                "together, so a private row's cell types would decide how the public rows "
+                "are read. Convert it first with a dtype of your choice, e.g. "
+                "np.asarray(X, dtype=float) or np.asarray(X, dtype=object).")
         X = _as_container(X)
         # Feature names and count only: the container is kept as it is.
         validate_data(self, X, reset=True, skip_check_array=True)
@@ -153,8 +165,16 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
             )
         rows = np.flatnonzero(public)  # by position: a DataFrame keeps its index labels
         self.transformer_ = clone(self.transformer)
-        if y is not None:  # a pandas Series stays one (by position, as X's rows)
-            y = safe_indexing(y if hasattr(y, "iloc") else np.asarray(y), rows)
+        if y is not None:
+            # The public entries are selected before any conversion: a list converted whole
+            # would take one dtype from every label, private ones included. (A pandas
+            # Series stays one, by position, as X's rows.)
+            if hasattr(y, "iloc"):
+                y = safe_indexing(y, rows)
+            elif hasattr(y, "__array__"):  # (its own dtype)
+                y = np.asarray(y)[rows]
+            else:
+                y = np.asarray([y[i] for i in rows])
         self.transformer_.fit(safe_indexing(X, rows), y)
         self.n_public_ = int(rows.size)
         return self
@@ -170,8 +190,9 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-            Every row; only the public ones are read by the fit.
+        X : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Every row; only the public ones are read by the fit (a list is refused, see
+            :meth:`fit`).
         y : array-like of shape (n_samples,), default=None
             Targets, for transformers that use them; only the public rows are read.
         public_mask : array-like of bool of shape (n_samples,)

@@ -265,3 +265,33 @@ def test_a_private_row_outside_the_public_domain_changes_no_warning(routing):
         X[["region"]], public_mask=public)
     with pytest.warns(UserWarning, match="unknown categories"):
         pipe_fit.transform(X2[["region"]])
+
+
+def test_a_list_is_refused_before_a_private_cell_can_retype_the_public_rows():
+    # Red team 18: a list converted whole takes one dtype from every cell. Public codes 1
+    # and 2 with one private cell 0.5 instead of 3 became floats (categories_ [1., 2.],
+    # feature names "x0_1.0"); a private NaN among 64-bit ids merged two public ids.
+    X = [[1], [2], [1], [2], [3]]
+    public = [True, True, True, True, False]
+    pft = PublicFitTransformer(OneHotEncoder(handle_unknown="ignore"))
+    with pytest.raises(ValueError, match="not a list: a list's rows are converted together"):
+        pft.fit(X, public_mask=public)
+    # An array, whose dtype is the caller's, is fine; so is an array-like with __array__.
+    X = np.array(X)
+    assert pft.fit(X, public_mask=public).transformer_.categories_[0].tolist() == [1, 2]
+    assert PublicFitTransformer(StandardScaler()).fit(pd.Series([1.0, 2.0, 5.0]).to_frame(),
+                                                      public_mask=[True, True, False])
+
+
+@pytest.mark.parametrize("private_label", [1, 2**64, "b"])
+def test_a_list_y_is_read_at_the_public_rows_only(private_label):
+    # Red team 18: np.asarray of the whole list y let a private label of 2**64 (an object
+    # array) make TargetEncoder refuse the public labels 0/1.
+    from sklearn.preprocessing import TargetEncoder
+
+    X = np.array([["a"], ["b"], ["a"], ["b"], ["a"], ["b"], ["a"]], dtype=object)
+    y = [0, 1, 1, 0, 0, 1, private_label]
+    public = np.arange(7) < 6
+    pft = PublicFitTransformer(TargetEncoder(cv=2, random_state=0)).fit(X, y,
+                                                                        public_mask=public)
+    assert pft.transformer_.target_type_ == "binary"

@@ -147,3 +147,54 @@ def test_label_set_warning_speaks_of_public_rows_only_when_there_are_some():
     X, y, public = make_label_determined_halfspace(300, random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="its public rows do not show exactly two"):
         PPMHalfspaceClassifier().fit(X, y, public_mask=public)
+
+
+def _label_set_fits():
+    """(name, fit) pairs: each fit(y) returns the classes_ of a model fitted on 40 rows
+    (the first 20 public where the learner has public rows) with the label set declared."""
+    from skhybrid.learners import DPLogisticRegression, PrivateParityClassifier
+    from skhybrid.ppm import PPMHalfspaceClassifier
+    from skhybrid.transfer import NoisySGDClassifier
+
+    rng = np.random.default_rng(0)
+    X, bits = rng.normal(size=(40, 2)), rng.integers(0, 2, size=(40, 3))
+    public = np.arange(40) < 20
+    fits = {
+        "DPLogisticRegression": lambda y: DPLogisticRegression(
+            classes=["ham", "spam"], random_state=0).fit(X, y, public_mask=public),
+        "NoisySGDClassifier": lambda y: NoisySGDClassifier(
+            classes=["ham", "spam"], n_steps=50, random_state=0).fit(X, y),
+        "PrivateParityClassifier": lambda y: PrivateParityClassifier(
+            classes=["ham", "spam"], random_state=0).fit(bits, y),
+        "PPM, classes": lambda y: PPMHalfspaceClassifier(
+            classes=["ham", "spam"], private_class="spam", random_state=0).fit(
+                X, y, public_mask=public),
+        "PPM, private_class": lambda y: PPMHalfspaceClassifier(
+            private_class="spam", random_state=0).fit(X, y, public_mask=public),
+    }
+    return list(fits.items())
+
+
+@pytest.mark.parametrize("container", [np.array, list])
+@pytest.mark.parametrize("name, fit", _label_set_fits())
+def test_declared_label_set_does_not_depend_on_the_private_labels(name, fit, container):
+    # Red team 18: the declared classes were cast to y's string dtype, whose width is that
+    # of the longest label present: with no private row labelled "spam" (every public row
+    # "ham"), classes_ came out ['ham', 'spa'] (and PPM refused its own private_class).
+    import warnings
+
+    released = []
+    for last in ("spam", "ham"):  # the last (private) row's label; the rest are "ham"
+        y = container(["ham"] * 39 + [last])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+            clf = fit(y)
+        released.append((clf.classes_.tolist(), clf.classes_.dtype))
+    assert released[0] == released[1] == (["ham", "spam"], np.dtype("<U4"))
+
+
+def test_declared_numbers_for_string_labels_keep_their_own_width():
+    from skhybrid._validation import resolve_classes
+
+    found, codes = resolve_classes(np.array(["1", "1"]), [1, 10], estimator="Est")
+    assert found.tolist() == ["1", "10"] and codes.tolist() == [0, 0]

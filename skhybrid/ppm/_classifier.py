@@ -409,7 +409,10 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         public_labels = np.unique(y[public]) if public.any() else np.array([])
         if self.private_class is not None and public_labels.size == 1:
             if public_labels[0] != self.private_class:
-                return np.array([public_labels[0], self.private_class], dtype=y.dtype)
+                # (not y's dtype: a string dtype's width is the longest label present,
+                # private ones included, and would cut a longer private_class)
+                return np.array([public_labels[0], self.private_class],
+                                dtype=object if y.dtype.kind == "O" else None)
         if public_labels.size == 2:
             return public_labels
         return None
