@@ -80,6 +80,11 @@ def _exact_weights(M0, X_src, lam, discrepancy_solver):
         return minimize_discrepancy(M0, X_src, lam, method="cvxpy")
 
 
+#: Largest clipping radius and public row norm: r²·r̂² and the noise of a sensitivity of
+#: order r² at ε = 1e-12 stay far inside float64's range.
+_MAX_NORM = 1e75
+
+
 class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     """Private discrepancy-minimisation adaptation (Bassily, Mohri & Suresh 2023).
 
@@ -347,10 +352,20 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
             )
-        y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
+        if hasattr(y, "to_numpy"):
+            y = y.to_numpy()
+        if not hasattr(y, "__array__"):
+            # A list: only its public entries are converted. np.asarray of the whole list
+            # takes one dtype from every entry, so a private entry (1+2j, a sequence) made
+            # the fit refuse (red team 18).
+            if len(y) != n:
+                raise ValueError(
+                    f"y must be 1-d with one entry per row of X ({n}); got {len(y)} entries.")
+            y, public = np.asarray([y[i] for i in np.flatnonzero(public)]), slice(None)
+        y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        if y.ndim != 1 or y.shape[0] != n:
+        if y.ndim != 1 or (isinstance(public, np.ndarray) and y.shape[0] != n):
             raise ValueError(
                 f"y must be 1-d with one entry per row of X ({n}); got shape {y.shape}."
             )
@@ -412,7 +427,12 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         self._charge(plan["events"])  # before any private row is read
 
         rng = self._make_rng()
-        X_tgt = clip_rows(X[~public] - x_mean, r)
+        X_tgt = X[~public] - x_mean
+        # A finite row whose centring overflows is mapped to the origin, as clip_scale maps
+        # a norm beyond float64's range: inside the ball, so every sensitivity holds, and
+        # no refusal after the charge tells that row apart (red team 18).
+        X_tgt[~np.isfinite(X_tgt).all(axis=1)] = 0.0
+        X_tgt = clip_rows(X_tgt, r)
         M0 = X_tgt.T @ X_tgt / n
         w, b = self._solve(plan, M0, X_tgt, X_src, y_c, rng)
         self.coef_ = w
@@ -474,6 +494,16 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         sq_norms = np.sum(X_src * X_src, axis=1)
         # r_hat is a public statistic; the floor keeps sensitivities positive if S = {0}.
         r_hat = max(float(np.sqrt(np.max(sq_norms))), 1e-12 * r)
+        if not max(r, r_hat) <= _MAX_NORM:
+            # Second moments, their noise and the selection scores are products of two
+            # squared norms: beyond this scale they overflow float64 during the fit, after
+            # the charge, and whether they do would depend on a private row.
+            raise ValueError(
+                f"X is too large for {type(self).__name__}'s float64 moments: the clipping "
+                f"radius data_norm (here {r:.3g}) and the public source rows' largest norm "
+                f"after centring ({r_hat:.3g}) must be at most {_MAX_NORM:g}. Rescale X "
+                "by a public constant (or PublicFitTransformer(StandardScaler())). "
+                "Nothing was charged.")
         K = int(self.max_iter)
         eps, delta = float(self.epsilon), float(self.delta)
         if isinstance(self.ridge_alpha, str):  # "auto": a public statistic of the source

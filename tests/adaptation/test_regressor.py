@@ -238,7 +238,54 @@ def test_target_labels_never_read(small, solver):
     np.testing.assert_array_equal(a.sample_weights_, b.sample_weights_)
 
 
+@pytest.mark.parametrize("private_label", [np.nan, "unlabelled", 1 + 2j, [1, 2], None])
+def test_target_labels_in_a_list_are_never_converted(small, private_label):
+    # Red team 18: np.asarray of a whole list y took one dtype from every entry, so a
+    # private entry of 1+2j or [1, 2] made the fit refuse; only public entries are read.
+    X, y, pub = _stack(small)
+    listed = [float(v) if p else private_label for v, p in zip(y, pub)]
+    kw = dict(epsilon=3.0, delta=DELTA, max_iter=10, random_state=5)
+    a = DAR(**kw).fit(X, listed, public_mask=pub)
+    b = DAR(**kw).fit(X, np.where(pub, y, 0.0), public_mask=pub)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="one entry per row of X"):
+        DAR(**kw).fit(X, listed[:-1], public_mask=pub)
+
+
 # ----------------------------------------------------------------------------- bad input
+
+
+def test_a_private_row_whose_centring_overflows_is_clipped_not_refused():
+    # Red team 18: public rows at x0 = -0.5e308 (a finite mean), a finite private row at
+    # 1.5e308 centred to inf and the fit raised after the charge; its neighbour fitted.
+    mask = np.array([True, True, True, False, False])
+    y = np.array([0.0, 1.0, 2.0, np.nan, np.nan])
+    for v in (0.0, 1.5e308):
+        X = np.array([[-0.5e308, 0.0], [-0.5e308, 1.0], [-0.5e308, 2.0], [0.0, 0.0],
+                      [v, 0.0]])
+        acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+        reg = DAR(epsilon=1.0, delta=1e-5, data_norm=1.0, fit_intercept=True, accountant=acc,
+                  random_state=0)
+        assert np.isfinite(reg.fit(X, y, public_mask=mask).coef_).all()
+        assert acc.spent("central")[0] > 0
+
+
+@pytest.mark.parametrize("solver", ["noisy-moments", "two-stage-fw"])
+@pytest.mark.parametrize("data_norm", [1e152, None])
+def test_a_scale_beyond_float64_moments_is_refused_before_the_charge(solver, data_norm):
+    # Red team 18: with data_norm=1e152, r²·n overflowed X^T X (or the selection scores)
+    # after the charge for one neighbour and not the other. Both radii are public: refused
+    # first, naming them.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2)) * 1e100
+    y = rng.normal(size=40)
+    mask = np.arange(40) < 20
+    acc = PrivacyAccountant(epsilon=10.0, delta=1e-3)
+    reg = DAR(epsilon=1.0, delta=1e-5, data_norm=data_norm, solver=solver, accountant=acc,
+              random_state=0)
+    with pytest.raises(ValueError, match=r"must be at most 1e\+75.*Nothing was charged"):
+        reg.fit(X, y, public_mask=mask)
+    assert acc.spent("central") == (0.0, 0.0)
 
 
 def test_bad_input(small):
