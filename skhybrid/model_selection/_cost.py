@@ -15,6 +15,7 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     check_cv,
 )
+from sklearn.utils.metadata_routing import process_routing
 
 from ..accounting import POPULATIONS, BudgetExceededError, best_view, compose_events
 from ..exceptions import PrivacyLeakWarning
@@ -182,18 +183,25 @@ def _sklearn_search_cost(search, X, y, fit_params):
             "KFold(shuffle=True) or ShuffleSplit, whose folds do not")
     uncovered += _steps_fitted_in_the_clear(search, estimator, prefix)
     splits = list(cv.split(X, y))
+    # The estimator's fit gets what the search routes to it: with routing on, a mask meant
+    # for the scorer alone (a mask-less NoisySGDClassifier scored by public_scorer) is not
+    # a fit parameter.
+    if sklearn.get_config()["enable_metadata_routing"]:
+        fit_kwargs = process_routing(search, "fit", **fit_params).estimator.fit
+    else:
+        fit_kwargs = fit_params
     events, n_fits, refits = [], 0, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyLeakWarning)
         for params in candidates:
             for train, _ in splits:
-                events += _probe(estimator, prefix, params, X, y, train, fit_params, n)
+                events += _probe(estimator, prefix, params, X, y, train, fit_kwargs, n)
                 n_fits += 1
         if search.refit is not False:
             # The refit's candidate is chosen by the scores: every candidate's refit is
             # priced (no one candidate need be dearest in both ε and δ).
             for params in candidates:
-                refit = _probe(estimator, prefix, params, X, y, np.arange(n), fit_params, n)
+                refit = _probe(estimator, prefix, params, X, y, np.arange(n), fit_kwargs, n)
                 if refit not in refits:
                     refits.append(refit)
             n_fits += 1

@@ -139,3 +139,26 @@ def test_private_search_refuses_a_bad_n_jobs_before_the_charge(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be None or a nonzero integer"):
         search.fit(X, Y)
     assert acc.events == []
+
+
+@pytest.mark.parametrize("scoring", ["public", "dp"])
+def test_search_cost_routes_the_mask_to_the_scorer_only(scoring):
+    # User round 19: with routing on, a mask meant for the scorer reached a mask-less
+    # estimator's fit in search_cost (TypeError), while the search itself ran. The price
+    # must be what the search then spends.
+    from skhybrid.transfer import NoisySGDClassifier
+
+    public = np.random.default_rng(0).random(len(Y)) < 0.2
+    with sklearn.config_context(enable_metadata_routing=True):
+        acc = PrivacyAccountant(epsilon=20.0, delta=1e-3)
+        scorer = public_scorer() if scoring == "public" else dp_scorer(epsilon=0.1,
+                                                                        accountant=acc)
+        search = GridSearchCV(NoisySGDClassifier(epsilon=0.5, classes=[0, 1], n_steps=200,
+                                                 accountant=acc, random_state=0),
+                              {"radius": [1.0, 10.0]}, cv=CV, scoring=scorer)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SeedReuseWarning)
+            cost = search_cost(search, X, Y, public_mask=public, accountant=acc)
+            search.fit(X, Y, public_mask=public)
+    assert cost.spent["central"] == pytest.approx(acc.spent("central"))
+    assert cost.n_private_scores == (6 if scoring == "dp" else 0)
