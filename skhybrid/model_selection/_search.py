@@ -407,6 +407,13 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # Neither chained nor copied as is: numpy's and Python's conversion errors
                 # quote the offending cell, which may be a private one.
                 reason = _unquoted(failure)
+                if "delta" in reason:  # an (ε, δ) learner: not the user's delta at fault
+                    reason += (
+                        " Each run of PrivateSearchCV is a pure epsilon-DP step (delta=0; "
+                        "the search's delta is for its selection), so an estimator that "
+                        "needs delta > 0 cannot be one: tune it with scikit-learn's "
+                        "GridSearchCV and skhybrid.model_selection.public_scorer or "
+                        "dp_scorer (user guide, Private hyperparameter tuning).")
                 if "Nothing was charged" not in reason:
                     reason += " Nothing was charged."
                 raise ValueError(

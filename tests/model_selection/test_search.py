@@ -142,7 +142,8 @@ def test_nonprivate_baseline_scores_every_candidate(data):
     (lambda: _search(epsilon=-1.0), "epsilon"),
     (lambda: _search(metric="roc_auc"), "metric must be one of"),
     (lambda: PrivateSearchCV(NoisySGDClassifier(delta=1e-5), {"n_steps": [10]}, epsilon=1.0),
-     "cannot run as one step"),
+     r"cannot run as one step.*needs delta > 0 cannot be one: tune it with scikit-learn's "
+     "GridSearchCV and skhybrid.model_selection.public_scorer or dp_scorer"),
 ])
 def test_bad_input_is_refused_before_any_charge(data, make, message):
     X, y = data
