@@ -349,6 +349,13 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
     every other column is ignored (on parity-XOR-threshold data this is the local-only
     baseline: no local learner can see the parity, Lemma 3.2).
 
+    The class above the cut is ``classes_[1]`` (the larger label; ``classes`` is sorted).
+    When that class lies *below* the cut (on breast cancer's "worst radius", benign
+    tumours, label 1, are the small ones), the learner can do no better than a constant:
+    flip the feature, which is public arithmetic (``t ↦ 2^b − 1 − t`` on the threshold
+    column, before the fit and before predicting), or relabel ``y`` so that the larger
+    label is the one above the cut.
+
     Each agent sends **one** ε-LDP report: its value with the label as an extra top bit,
     ``u = label·2^b + t``, to the hierarchical CDF protocol on ``b + 1`` bits (BKNSS
     Thm 2.15; :class:`~skhybrid.mechanisms.local.HierarchicalCDF`). The referee picks the
@@ -375,7 +382,8 @@ class LocalThresholdClassifier(_HybridParams, PrivateEstimatorMixin, ClassifierM
         the agents' CDF; larger ``b`` is refused before the charge); ``np.inf`` and
         ``"app-a"`` support ``b <= 61``.
     alpha : float in (0, 1), default=0.1
-        Target accuracy. ``method="cdf"``: used only by :meth:`error_bound`.
+        Target error (the learner aims at error α). ``method="cdf"``: used only by
+        :meth:`error_bound`.
         ``method="app-a"``: sets the quantile grid ``α/4, 2α/4, …`` (``⌈4/α⌉`` bins).
     epsilon : float, default=1.0
         Local ε of each agent. ``np.inf``: exact empirical risk minimisation.
@@ -637,7 +645,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
         local agents and a finite ``epsilon``, ``b <= 21`` (the referee searches every
         threshold of the agents' CDF; larger ``b`` is refused before the charge).
     alpha : float in (0, 1), default=0.1
-        Target accuracy of the threshold part.
+        Target error of the threshold part.
     epsilon : float, default=1.0
         The ε of both populations. ``np.inf`` runs the non-private protocol.
     n_chunks : int, default=4

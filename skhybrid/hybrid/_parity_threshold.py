@@ -311,7 +311,7 @@ class ParityThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classifier
     threshold_bits : int, default=8
         ``b``: the threshold feature's public domain is the integers ``[0, 2^b)``.
     alpha : float in (0, 1), default=0.1
-        Target accuracy; the curator uses ``⌈1/α⌉`` blocks.
+        Target error; the curator uses ``⌈1/α⌉`` blocks.
     epsilon : float, default=1.0
         The ε of both populations: the curator's rows (central) and each local agent.
         ``np.inf`` runs the non-private protocol (exact GF(2) solves, exact CDF).

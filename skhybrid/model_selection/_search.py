@@ -135,7 +135,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_params_ : dict
         The selected candidate's parameters.
     best_score_ : float
-        Its noisy validation score (greater is better).
+        Its noisy validation score (greater is better), clipped to the metric's range.
+        It is the largest of K noisy scores, so it is optimistic (often exactly 1.0 for
+        accuracy on an easy task): a selection score, not an estimate of the model's
+        accuracy. For a number to report, score ``best_estimator_`` on held-out public
+        rows (free) or with :func:`dp_scorer` (charged).
     best_estimator_ : estimator
         Its model (when ``refit=True``). Its ``random_state`` is the template's again
         (as ``clone`` gives it), not the generator that drew the run's noise, which

@@ -201,7 +201,12 @@ class _SignedRows:
 
 
 class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
-    """Exact hard-margin linear SVM for linearly separable data.
+    """Exact hard-margin linear SVM for linearly separable data (not private).
+
+    Not differentially private: a non-private base learner for
+    :class:`SubsampleTestReweigh` at ``epsilon=np.inf`` (KS App. C) and a baseline. Its
+    ``support_`` names training rows and its hyperplane is fixed by a few of them; do not
+    release a fit on private rows.
 
     Solves min ½‖w‖² s.t. yᵢ(⟨w, xᵢ⟩ + b) ≥ 1 exactly — the limit C → ∞ of
     ``SVC(kernel="linear", C=C)`` on separable data, the base learner of Kohen & Sheffet

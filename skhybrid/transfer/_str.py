@@ -170,7 +170,10 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
     beta : float in (0, 1), default=0.05
         Failure probability; enters the default ``max_iter``-free quantities (``tau``).
     chi2_bound : float >= 0, default=1.0
-        Public upper bound on χ²(T‖S). Sets the default ``kappa`` and ``max_iter``.
+        Public upper bound on χ²(T‖S) = E_S[(dT/dS)²] − 1, from knowledge of the
+        shift, not from the data (user guide, :ref:`ug_transfer`; for Gaussian shifts
+        :func:`chi2_plus_one_gaussian_scale` gives χ² + 1). Sets the default ``kappa``
+        and ``max_iter``; an understated bound voids the error guarantee, not privacy.
     max_iter : int or None, default=None
         Cap T on the number of rounds. The privacy analysis always charges all T rounds,
         never the data-dependent stopping time. ``None``: with a finite ``epsilon``, as
