@@ -342,6 +342,14 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         eps_each, lam, norm = self._private_plan(n, int(public.sum()), X.shape[1],
                                                  len(self.classes_))
         self._warn_if_public_rows_clipped(X[public])
+        # The public-only minimisers that centre the regulariser (public_rows="auto"), from
+        # the public rows, before the charge: their size bounds float64's grid at the
+        # solution, which the reachability check needs (red team 18).
+        centers = self._public_centers(X[public], y[public], norm, has_private, n_problems)
+        if centers is not None:
+            mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
+            self._check_reachable(mechanism, X.shape[1] + bool(self.fit_intercept),
+                                  int(public.sum()), max(np.max(np.abs(c)) for c in centers))
         if not has_private:
             events = []
         elif self.nonprivate:
@@ -359,7 +367,20 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
 
         with single_blas_thread_if_small(X_hat.shape[1]):
             return self._solve_all(y, X_hat, public, norm, has_private, mechanism,
-                                   row_weight, n_problems, rng)
+                                   row_weight, n_problems, rng, centers)
+
+    def _public_centers(self, X_public, y_public, norm, has_private, n_problems):
+        """The public-only minimiser per one-vs-rest problem (public data, free), or None
+        when the fit does not centre its regulariser on them."""
+        if not (has_private and not self.nonprivate and self.public_rows == "auto"
+                and y_public.size):
+            return None
+        Xh = _normalised_rows(X_public, self.data_norm, norm,
+                              self.intercept_scaling if self.fit_intercept else None)
+        targets = [self.classes_[1]] if n_problems == 1 else self.classes_
+        with single_blas_thread_if_small(Xh.shape[1]):
+            return [_public_minimiser(Xh, np.where(y_public == cls, 1.0, -1.0), self.C, norm,
+                                      self.tol) for cls in targets]
 
     def _private_plan(self, n, n_public, n_features, n_classes):
         """(ε per problem, λ, row norm) of a fit, with its refusals, before any charge.
@@ -387,7 +408,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self._check_reachable(mechanism, n_features + bool(self.fit_intercept), n_public)
         return eps_each, lam, norm
 
-    def _check_reachable(self, mechanism, dim, n_public):
+    def _check_reachable(self, mechanism, dim, n_public, center=0.0):
         """Refuse, before the charge, a fit whose ``tol`` float64 cannot certify.
 
         The solver's gradient is a sum of terms as large as ‖b‖/n (the noise, which grows as
@@ -397,13 +418,22 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         rows (measured: 4 to 14 fits in 20 fail at ε = 1e-8 on 300–3,000 rows; 8 of 12
         neighbours at ``public_weight=1e5``, ``tol=1e-13``). The noise bound fails with
         probability 1e-12 and has a margin of about 7 over the failures measured. The
-        output noise's share ε·0.05 must also lie in the supported range of ε. Only
-        parameters, n and the public mask are read.
+        output noise's share ε·0.05 must also lie in the supported range of ε.
+
+        ``center`` is the largest entry of the public minimisers that centre the
+        regulariser ((Λ+Δ)/2)‖u − c‖²: near a solution u* float64's grid has a spacing of
+        2^-52·max|u*| ≤ 2^-52(max|c| + ‖u* − c‖), and the term (Λ+Δ)(u − c) of the
+        gradient moves by (Λ+Δ) times that, where (Λ+Δ)‖u* − c‖ is at most the gradient's
+        other terms (strong convexity): the bound adds 2^-52(Λ+Δ)·max|c|, doubled for the
+        rounding of u − c (measured: C = 1e6 at ε = 0.01 put 4.8e-13 there against
+        tol = 1e-13, and one neighbour of two failed after the charge). Only parameters,
+        n, the public mask and the public minimisers are read.
         """
         n, low = mechanism.n, EPSILON_RANGE[0]
         noise = mechanism.noise_gradient_bound(dim)
         largest = noise + self.public_weight * n_public / n + (n - n_public) / n
-        rounding = _FLOAT64_EPS * largest
+        centring = 2.0 * (mechanism.lam + mechanism.extra_reg) * center
+        rounding = _FLOAT64_EPS * (largest + centring)
         if rounding <= self.tol and mechanism.eps_out >= low:
             try:  # and the output noise's lattice must be one the exact sampler draws on
                 mechanism.output_mechanism(dim, self.tol).value_bound(dim)
@@ -420,6 +450,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             fix.append(f"tol >= {rounding:.1g}")
         if _FLOAT64_EPS * self.public_weight * n_public / n > self.tol / 2:
             fix.append("a smaller public_weight")
+        if _FLOAT64_EPS * centring > self.tol / 2:
+            fix.append("a smaller C (the public rows' model has coefficients so large that "
+                       "float64 cannot locate the solution near them)")
         raise ValueError(
             f"DPLogisticRegression cannot certify tol={self.tol!r} in float64 at "
             f"epsilon={self.epsilon!r}, public_weight={self.public_weight!r} on {n} rows: its "
@@ -429,17 +462,16 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         )
 
     def _solve_all(self, y, X_hat, public, norm, has_private, mechanism, row_weight,
-                   n_problems, rng):
-        """The one-vs-rest problems (BLAS on one thread: small dense products)."""
+                   n_problems, rng, centers=None):
+        """The one-vs-rest problems (BLAS on one thread: small dense products);
+        ``centers``: :meth:`_public_centers`."""
         private_release = has_private and not self.nonprivate
         use_public = private_release and self.public_rows == "auto" and public.any()
         coefs, n_iter = [], []
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         for k, cls in enumerate(targets):
             y_pm = np.where(y == cls, 1.0, -1.0)
-            center = None
-            if use_public:  # the same objective on the public rows alone: public, free
-                center = _public_minimiser(X_hat[public], y_pm[public], self.C, norm, self.tol)
+            center = centers[k] if use_public else None
             b = mechanism.draw_noise(X_hat.shape[1], rng)
             u, nit, grad_norm = mechanism.solve(X_hat, y_pm, b, row_weight, tol=self.tol,
                                                 max_iter=self.max_iter, center=center,

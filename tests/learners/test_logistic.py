@@ -521,3 +521,37 @@ def test_private_fit_refuses_an_output_lattice_the_sampler_cannot_draw_before_th
                        r"too fine.*Nothing was charged"):
         DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=acc).fit(X, y)
     assert acc.spent() == (0.0, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+@pytest.mark.parametrize("scale, C, tol", [(1e-3, 1e6, 1e-13), (3e-6, 1e12, 1e-10)])
+def test_a_large_public_centre_is_refused_before_the_charge(monkeypatch, scale, C, tol):
+    # Red team 18: public_rows="auto" centres the regulariser on the public model, whose
+    # coefficients grow with C; float64's grid there is coarser than tol / (Λ+Δ), and
+    # whether the solver reached tol decided between coef_ and a RuntimeError after the
+    # charge for two neighbours (the last private row 0.0 or 0.25).
+    rng = np.random.default_rng(0)
+    X = np.r_[np.full(25, scale), np.full(25, -scale), rng.uniform(-1, 1, 50)][:, None]
+    y = np.r_[np.ones(25, int), np.zeros(25, int), (rng.random(50) < 0.5).astype(int)]
+    public = np.arange(100) < 50
+    params = dict(epsilon=0.01, C=C, tol=tol, fit_intercept=False, classes=[0, 1],
+                  random_state=3)
+    for last in (0.0, 0.25):
+        X[-1, 0] = last
+        acc = PrivacyAccountant(epsilon=1.0)
+        with pytest.raises(ValueError, match=r"or a smaller C .*Nothing was charged"):
+            DPLogisticRegression(accountant=acc, **params).fit(X, y, public_mask=public)
+        assert acc.spent() == (0.0, 0.0)
+    # Twin: without the centre's term the pair is charged, then one of them fails.
+    real = DPLogisticRegression._check_reachable
+    monkeypatch.setattr(DPLogisticRegression, "_check_reachable",
+                        lambda self, mech, dim, n_pub, center=0.0: real(self, mech, dim, n_pub))
+    outcomes = []
+    for last in (0.0, 0.25):
+        X[-1, 0] = last
+        try:
+            DPLogisticRegression(**params).fit(X, y, public_mask=public)
+            outcomes.append("ok")
+        except RuntimeError:
+            outcomes.append("raise")
+    assert sorted(outcomes) == ["ok", "raise"]
