@@ -4,6 +4,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.spatial import QhullError
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -99,6 +100,12 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
     errors on all rows)`` (Algorithm 2, Step 9), sampled exactly in one streamed pass
     with rate ``ε/2`` per error (sensitivity 1, McSherry & Talwar 2007, Thm 6; see
     :func:`~skhybrid.ppm._scoring.streamed_exponential_mechanism`).
+
+    The candidate classes grow exponentially with the dimension: in practice ``d <= 3``
+    (at ``d = 4`` every family exceeds the default ``max_candidates`` on a few hundred
+    public rows). Project first, with a projection fit on the public rows, e.g.
+    ``PublicFitTransformer(make_pipeline(StandardScaler(), PCA(2)))``. A class too
+    large is refused before anything is computed from the private rows or charged.
 
     Parameters
     ----------
@@ -437,14 +444,33 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             _, size = exact_family_size(X_cand.shape[0], k)
             self._check_size(size)
             parts.append((*supporting_halfspaces_exact(X_cand), False, no_extra))
-        if self.candidates in ("hull", "union"):
-            parts.append((*hull_facets(X_cand), True, no_extra))
+        net = None
         if self.candidates in ("net", "union"):
             W, B = direction_net_halfspaces(
                 X_cand, n_directions=self._n_directions(X_cand.shape[1]), quantiles=_NET_QUANTILES
             )
             extra = _net_levels(W.shape[0], len(_NET_QUANTILES)) if W.shape[0] else no_extra
-            parts.append((W, B, False, extra))
+            net = (W, B, False, extra)
+        if self.candidates in ("hull", "union"):
+            # The hull has at least k + 1 facets (a simplex in Aff), so its family has at
+            # least 2^(k+1) candidates: refuse that before Qhull, which in a dozen
+            # dimensions runs for minutes and then fails.
+            at_least = [(0, k + 1, True, no_extra)]
+            if net is not None:
+                at_least.append((k + 1, net[0].shape[0], False, net[3]))
+            self._check_size(self._union_size(at_least, k), at_least=True)
+            try:
+                parts.append((*hull_facets(X_cand), True, no_extra))
+            except QhullError:
+                raise ValueError(
+                    f"candidates={self.candidates!r}: the convex hull of the public rows in "
+                    f"{k} dimensions is beyond Qhull. PPM's candidate classes grow "
+                    "exponentially with the dimension: project the rows to 2 or 3 "
+                    "dimensions first, e.g. PublicFitTransformer(make_pipeline("
+                    "StandardScaler(), PCA(2))), or use candidates='net'. Nothing was "
+                    "charged.") from None
+        if net is not None:
+            parts.append(net)
         families, offset = [], 0
         for W, _B, include_all, extra in parts:
             families.append((offset, W.shape[0], include_all, extra))
@@ -462,7 +488,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
                  for _, h, include_all, extra in families]
         return sum(sizes) - (len(sizes) - 1)
 
-    def _check_size(self, size):
+    def _check_size(self, size, at_least=False):
         if size > self.max_candidates:
             # Only the families smaller than the one asked for are worth suggesting.
             smaller = {"union": "use candidates='hull' or 'net' (fewer candidates), ",
@@ -470,7 +496,8 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
                        "net": "lower n_directions, "}
             other = smaller.get(self.candidates, "")
             raise ValueError(
-                f"candidates={self.candidates!r} gives {size} candidate hypotheses, more than "
+                f"candidates={self.candidates!r} gives {'at least ' if at_least else ''}"
+                f"{size} candidate hypotheses, more than "
                 f"max_candidates={self.max_candidates}. Raise max_candidates (scoring runs at "
                 f"roughly 10^7 candidates/s), {other}or reduce the number of public rows or "
                 "features (e.g. a projection fit on public rows)."

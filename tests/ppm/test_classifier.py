@@ -425,3 +425,41 @@ def test_too_many_candidates_advises_only_other_families(candidates, advice, not
             X, y, public_mask=y == 0)
     message = str(info.value)
     assert advice in message and not_advised not in message.split("Raise max_candidates")[1]
+
+
+@pytest.mark.parametrize("candidates", ["hull", "union"])
+def test_many_dimensions_are_refused_before_the_hull(monkeypatch, candidates):
+    # User round 19: on 30 features the default family ran Qhull for two minutes and then
+    # raised a raw QhullError. The hull has at least k + 1 facets, so its family at least
+    # 2^(k+1) candidates: refused before Qhull runs, before the charge.
+    from skhybrid.ppm import _classifier
+
+    def no_qhull(X):
+        raise AssertionError("Qhull ran")
+
+    monkeypatch.setattr(_classifier, "hull_facets", no_qhull)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 30))
+    y = (rng.random(200) < 0.5).astype(int)
+    acc = PrivacyAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match=r"gives at least \d+ candidate hypotheses"):
+        PPMHalfspaceClassifier(candidates=candidates, classes=[0, 1], accountant=acc).fit(
+            X, y, public_mask=y == 0)
+    assert acc.spent("central") == (0.0, 0.0)
+
+
+def test_a_hull_beyond_qhull_is_refused_with_the_fix(monkeypatch):
+    from scipy.spatial import QhullError
+
+    from skhybrid.ppm import _classifier
+
+    def failing(X):
+        raise QhullError("QH6235 qhull error (qh_memalloc): negative request size")
+
+    monkeypatch.setattr(_classifier, "hull_facets", failing)
+    X, y = _ball(40, 8)
+    acc = PrivacyAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match=r"beyond Qhull.*PCA\(2\).*Nothing was charged"):
+        PPMHalfspaceClassifier(candidates="hull", classes=[0, 1], accountant=acc).fit(
+            X, y, public_mask=y == 0)
+    assert acc.spent("central") == (0.0, 0.0)
