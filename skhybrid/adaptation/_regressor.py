@@ -354,22 +354,29 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
             )
         if hasattr(y, "to_numpy"):
             y = y.to_numpy()
-        if not hasattr(y, "__array__"):
+        rows = np.flatnonzero(public)
+        if hasattr(y, "__array__"):
+            y = np.asarray(y)
+            length = y.shape[0] if y.ndim else 0
+        elif hasattr(y, "__len__"):
+            length = len(y)
+        else:
+            raise ValueError(f"y must be an array or a list with one entry per row of X; "
+                             f"got a {type(y).__name__}.")
+        if length != n:
+            raise ValueError(
+                f"y must be 1-d with one entry per row of X ({n}); got {length} entries.")
+        if not isinstance(y, np.ndarray):
             # A list: only its public entries are converted. np.asarray of the whole list
             # takes one dtype from every entry, so a private entry (1+2j, a sequence) made
             # the fit refuse (red team 18).
-            if len(y) != n:
-                raise ValueError(
-                    f"y must be 1-d with one entry per row of X ({n}); got {len(y)} entries.")
-            y, public = np.asarray([y[i] for i in np.flatnonzero(public)]), slice(None)
-        y = np.asarray(y)
+            y, rows = np.asarray([y[i] for i in rows]), slice(None)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        if y.ndim != 1 or (isinstance(public, np.ndarray) and y.shape[0] != n):
-            raise ValueError(
-                f"y must be 1-d with one entry per row of X ({n}); got shape {y.shape}."
-            )
-        y_pub = check_array(y[public], ensure_2d=False, dtype=np.float64,
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-d with one entry per row of X ({n}); got entries "
+                             f"of shape {y.shape[1:]}.")
+        y_pub = check_array(y[rows], ensure_2d=False, dtype=np.float64,
                             ensure_min_samples=0, ensure_all_finite=False,
                             input_name="y")
         if y_pub.size and not np.all(np.isfinite(y_pub)):
