@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
 from .exceptions import PrivacyLeakWarning
 
@@ -336,9 +336,10 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         Index of each row's label in ``classes_``.
     """
     y = np.asarray(y)
-    with values_hidden("y"):
-        check_classification_targets(y)
     need = "exactly two" if binary else "at least two"
+    # The type of target (discrete or continuous) is checked on the label set, not on y:
+    # one private label (0.5 among whole numbers) makes y "continuous", and a refusal for
+    # a label inside a declared set would tell that row apart (red team 20).
     if classes is not None:
         # The declared labels keep their own width: cast to y's string dtype, whose width
         # is that of the longest label present (private ones included), a longer declared
@@ -348,6 +349,11 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         if kind in "US" and declared.dtype.kind != kind:
             declared = declared.astype(kind)  # (numbers declared for string labels)
         found = np.unique(declared)
+        if type_of_target(found) not in ("binary", "multiclass"):
+            raise ValueError(
+                f"classes must list discrete labels (integers or strings) for {estimator}; "
+                "the declared set holds continuous values or objects of mixed types "
+                "(classes is a parameter, so this names no private value).")
         if found.ndim != 1 or (binary and found.size != 2) or found.size < 2:
             raise ValueError(
                 f"classes must list {need} distinct labels for {estimator}; got "
@@ -359,8 +365,12 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         if trusted is not None and np.any(trusted):
             public_labels = np.unique(y[trusted])
             if public_labels.size == 2 or (not binary and public_labels.size > 2):
+                with values_hidden("y"):
+                    check_classification_targets(public_labels)
                 found, source = public_labels, "public"
         if found is None:
+            with values_hidden("y"):
+                check_classification_targets(y)
             found = np.unique(y)
             # A learner without public rows (the hybrid model's curator rows are private)
             # gets no word about public rows it does not have.
@@ -381,9 +391,12 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
                     f"{estimator} needs y with at least two classes; got {found.size} class."
                 )
             source = "data"
-    codes = np.searchsorted(found, y)
-    codes = np.minimum(codes, found.size - 1)
-    if source != "data" and not np.array_equal(found[codes], y):
+    try:
+        codes = np.minimum(np.searchsorted(found, y), found.size - 1)
+        outside = source != "data" and not np.array_equal(found[codes], y)
+    except TypeError:  # a label that does not compare with the set's: outside it
+        codes, outside = None, True
+    if outside:
         what = (origin or "the declared classes") if source == "classes" else (
             "the labels of the public rows")
         raise ValueError(

@@ -198,3 +198,28 @@ def test_declared_numbers_for_string_labels_keep_their_own_width():
 
     found, codes = resolve_classes(np.array(["1", "1"]), [1, 10], estimator="Est")
     assert found.tolist() == ["1", "10"] and codes.tolist() == [0, 0]
+
+
+def test_a_label_in_the_declared_set_is_never_refused_for_its_type():
+    # Red team 20: y's type of target was read from every label, so with classes=[0, 0.5]
+    # one private 0.5 among whole numbers made y "continuous" and the fit refused, while
+    # its neighbour fitted. The type is now the declared set's (public): refused for both.
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.transfer import NoisySGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    public = np.arange(40) < 20
+    for last in (0.0, 0.5):
+        y = np.r_[np.tile([0.0, 1.0], 19), 1.0, last]
+        with pytest.raises(ValueError, match="classes must list discrete labels"):
+            DPLogisticRegression(classes=[0, 0.5, 1]).fit(X, y, public_mask=public)
+        with pytest.raises(ValueError, match="classes must list discrete labels"):
+            NoisySGDClassifier(classes=[0, 0.5]).fit(X, y)
+    # A discrete declared set: a private label of another type is outside it, refused as
+    # such (not a TypeError from comparing it), naming no value.
+    from skhybrid._validation import resolve_classes
+
+    y = np.array(["a", "b", 3], dtype=object)
+    with pytest.raises(ValueError, match="y has a label outside the declared classes"):
+        resolve_classes(y, ["a", "b"], estimator="Est")

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_epsilon_halves, check_mask
@@ -750,7 +749,7 @@ class ParityAndThresholdClassifier(_HybridParams, PrivateEstimatorMixin, Classif
                              f"label); got {y.shape}.")
         Xp, tf = split_columns(X, self.threshold_feature)
         t = check_threshold_values(X[:, tf], self.threshold_bits)
-        check_classification_targets(y)
+        # (each column's type is checked against its label set: resolve_classes)
         name = type(self).__name__
         col0, col1 = (None, None) if self.classes is None else self.classes
         c0, par_bits = binary_labels(y[:, 0], name + " (parity column y[:, 0])", col0)

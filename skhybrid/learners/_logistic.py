@@ -9,7 +9,6 @@ from scipy.special import expit, log_expit, softmax
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._threads import single_blas_thread_if_small
@@ -331,7 +330,6 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         self._check_fit_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
         public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
                                            trusted=public)

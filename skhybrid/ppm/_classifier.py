@@ -6,7 +6,6 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.spatial import QhullError
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._validation import check_group_nonempty, check_mask, resolve_classes
@@ -320,7 +319,6 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
         n, d = X.shape
         mask_given = public_mask is not None
         public = check_mask(public_mask, n, "public_mask", index=x_index)
