@@ -175,7 +175,13 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
                 y = np.asarray(y)[rows]
             else:
                 y = np.asarray([y[i] for i in rows])
-        self.transformer_.fit(safe_indexing(X, rows), y)
+        X_public = safe_indexing(X, rows)
+        if isinstance(X_public, np.ndarray) and X_public.dtype.kind in "US":
+            # A fixed-width string array is as wide as its longest cell, private ones
+            # included; the encoders' fitted categories would carry that width (red
+            # team 20). The public rows get their own.
+            X_public = np.array(X_public.tolist(), dtype=X_public.dtype.kind)
+        self.transformer_.fit(X_public, y)
         self.n_public_ = int(rows.size)
         return self
 

@@ -295,3 +295,17 @@ def test_a_list_y_is_read_at_the_public_rows_only(private_label):
     pft = PublicFitTransformer(TargetEncoder(cv=2, random_state=0)).fit(X, y,
                                                                         public_mask=public)
     assert pft.transformer_.target_type_ == "binary"
+
+
+def test_a_string_array_is_read_at_the_public_rows_own_width():
+    # Red team 20: a fixed-width string array is as wide as its longest cell, a private
+    # one included; the encoders' categories_ carried that width (<U1 against <U12).
+    public = np.array([True] * 4 + [False] * 2)
+    dtypes = []
+    for last in ("a", "zzzzzzzzzzzz"):
+        X = np.array([["a"], ["b"], ["a"], ["b"], ["a"], [last]])
+        pft = PublicFitTransformer(OneHotEncoder(handle_unknown="ignore")).fit(
+            X, public_mask=public)
+        dtypes.append(pft.transformer_.categories_[0].dtype)
+        assert pft.transform(X).shape == (6, 2)
+    assert dtypes == [np.dtype("<U1"), np.dtype("<U1")]
