@@ -620,7 +620,8 @@ def calibrate_subsampled_gaussian_mu(epsilon, delta, eta, steps, orders=DEFAULT_
     The threshold μ* at which :func:`subsampled_gaussian_epsilon` (increasing in μ)
     reaches ε, to relative precision ~1e-10, on the feasible side: the returned μ is
     checked to satisfy ``subsampled_gaussian_epsilon(eta, mu, steps, delta) <= epsilon``
-    at full precision, with that ε no more than 2e-10·ε below the target. First
+    at full precision, with that ε no more than 2e-10·ε below the target, or μ the largest
+    float at which it holds (orders in the tens of thousands make ε(μ) that steep). First
     (:func:`_model_guided_threshold`) a two-term binomial model of each order's RDP names
     the order of largest threshold and its approximate threshold; Newton steps on a
     384-point Gauss–Legendre quadrature (agreeing with the full-precision integral to
