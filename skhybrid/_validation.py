@@ -296,7 +296,19 @@ def check_random_state_kind(random_state, name="random_state", suffix=""):
     )
 
 
-def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin=None):
+def labels_as_given(y, rows):
+    """The labels of ``rows`` as the caller gave them: a list's (or tuple's) entries at
+    those rows, converted alone; None for an array or a Series, whose dtype is the
+    caller's. Converted whole, a list takes one dtype from every label, so one private
+    ``1.0`` among ints made the public rows' labels, and ``classes_``, floats.
+    """
+    if hasattr(y, "__array__") or not hasattr(y, "__getitem__"):
+        return None
+    return np.asarray([y[i] for i in np.flatnonzero(rows)])
+
+
+def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin=None,
+                    public_labels=None):
     """The label set of a classifier, declared or public; encode ``y`` against it.
 
     The label set is a domain: reading it from private labels makes ``classes_``, the shape
@@ -327,6 +339,9 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
     origin : str or None
         Where a non-``None`` ``classes`` came from, for messages (default: "the declared
         classes").
+    public_labels : ndarray or None
+        The trusted rows' labels as given (:func:`labels_as_given`), when ``y`` was a list
+        converted with every row; ``None``: ``y[trusted]``.
 
     Returns
     -------
@@ -349,7 +364,8 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
         if kind in "US" and declared.dtype.kind != kind:
             declared = declared.astype(kind)  # (numbers declared for string labels)
         found = np.unique(declared)
-        if type_of_target(found) not in ("binary", "multiclass"):
+        # (an object array's type is its entries': ints in an object column are discrete)
+        if type_of_target(np.asarray(found.tolist())) not in ("binary", "multiclass"):
             raise ValueError(
                 f"classes must list discrete labels (integers or strings) for {estimator}; "
                 "the declared set holds continuous values or objects of mixed types "
@@ -363,7 +379,7 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
     else:
         found = None
         if trusted is not None and np.any(trusted):
-            public_labels = np.unique(y[trusted])
+            public_labels = np.unique(y[trusted] if public_labels is None else public_labels)
             if public_labels.size == 2 or (not binary and public_labels.size > 2):
                 with values_hidden("y"):
                     check_classification_targets(public_labels)

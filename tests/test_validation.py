@@ -223,3 +223,42 @@ def test_a_label_in_the_declared_set_is_never_refused_for_its_type():
     y = np.array(["a", "b", 3], dtype=object)
     with pytest.raises(ValueError, match="y has a label outside the declared classes"):
         resolve_classes(y, ["a", "b"], estimator="Est")
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_a_list_y_gives_the_public_rows_label_set_as_given(container):
+    # Red team 21: a list y is converted whole by validate_data, so one private 1.0 among
+    # Python ints made the labels floats and classes_ [0., 1.] instead of [0, 1]. The
+    # label set read from public rows is now read from their entries as given.
+    import warnings
+
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.ppm import PPMHalfspaceClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    public = np.arange(40) < 20
+    fits = [  # (public rows showing both labels; PPM's public rows all of label 0)
+        (lambda y: DPLogisticRegression(random_state=0).fit(X, y, public_mask=public),
+         [0, 1] * 10 + [1] * 19),
+        (lambda y: PPMHalfspaceClassifier(private_class=1, random_state=0).fit(
+            X, y, public_mask=public), [0] * 20 + [1] * 19),
+    ]
+    for fit, labels in fits:
+        released = []
+        for last in (1, 1.0):  # the last (private) row's label, as given
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+                clf = fit(container(labels + [last]))
+            released.append((clf.classes_.tolist(), clf.classes_.dtype))
+        assert released[0] == released[1] == ([0, 1], np.dtype(np.int64))
+
+
+def test_discrete_labels_in_an_object_array_are_a_valid_declared_set():
+    # Red team 21: classes=np.array([0, 1], dtype=object) (an object column's unique()) was
+    # refused as "continuous values or objects" after the type check moved to the set.
+    from skhybrid._validation import resolve_classes
+
+    found, codes = resolve_classes(np.array([0, 1, 1]), np.array([0, 1], dtype=object),
+                                   estimator="Est")
+    assert found.tolist() == [0, 1] and codes.tolist() == [0, 1, 1]

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
 from .._threads import single_blas_thread_if_small
-from .._validation import EPSILON_RANGE, check_mask, resolve_classes
+from .._validation import EPSILON_RANGE, check_mask, labels_as_given, resolve_classes
 from ..accounting import PrivacyAccountant, calibrate_pure_epsilon
 from ..utils._rows import clip_scale, row_norms
 from ..utils._sklearn_compat import (
@@ -329,10 +329,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         """
         self._check_fit_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
+        y_given = y
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
         self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
-                                           trusted=public)
+                                           trusted=public,
+                                           public_labels=labels_as_given(y_given, public))
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
         has_private = bool((~public).any())
         # Everything that sets the noise comes from parameters and the public mask only.

@@ -8,7 +8,7 @@ from scipy.spatial import QhullError
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask, resolve_classes
+from .._validation import check_group_nonempty, check_mask, labels_as_given, resolve_classes
 from ..accounting import PrivacyAccountant
 from ..exceptions import label_repr, warn_degenerate
 from ..mechanisms import ExponentialMechanism
@@ -318,6 +318,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         validate_params(self)
         self._check_privacy_params()
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
+        y_given = y
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         n, d = X.shape
         mask_given = public_mask is not None
@@ -325,7 +326,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         if mask_given:
             check_group_nonempty(public, "public_mask", "public rows")
             check_group_nonempty(public, "public_mask", "private rows", trusted=False)
-        label_set = self._label_set(y, public)
+        label_set = self._label_set(y, public, labels_as_given(y_given, public))
         origin = None if self.classes is not None else (
             f"the public rows' label and private_class={self.private_class!r}")
         self.classes_, _ = resolve_classes(y, label_set, estimator=type(self).__name__,
@@ -401,7 +402,7 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
             )
         return self
 
-    def _label_set(self, y, public):
+    def _label_set(self, y, public, given=None):
         """The label set without reading a private label, when parameters allow it.
 
         ``classes`` when declared. Otherwise, in the label-determined model, the public rows
@@ -411,7 +412,8 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         """
         if self.classes is not None:
             return self.classes
-        public_labels = np.unique(y[public]) if public.any() else np.array([])
+        public_labels = (np.unique(y[public] if given is None else given) if public.any()
+                         else np.array([]))
         if self.private_class is not None and public_labels.size == 1:
             if public_labels[0] != self.private_class:
                 # (not y's dtype: a string dtype's width is the longest label present,
