@@ -342,9 +342,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         eps_each, lam, norm = self._private_plan(n, int(public.sum()), X.shape[1],
                                                  len(self.classes_))
         self._warn_if_public_rows_clipped(X[public])
-        # The public-only minimisers that centre the regulariser (public_rows="auto"), from
-        # the public rows, before the charge: their size bounds float64's grid at the
-        # solution, which the reachability check needs (red team 18).
+        # The public-only minimisers (public rows, before the charge): they centre the
+        # regulariser under public_rows="auto", and under either setting their size stands
+        # for the solution's in the reachability check (red teams 18 and 21).
         centers = self._public_centers(X[public], y[public], norm, has_private, n_problems)
         if centers is not None:
             mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
@@ -371,9 +371,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
 
     def _public_centers(self, X_public, y_public, norm, has_private, n_problems):
         """The public-only minimiser per one-vs-rest problem (public data, free), or None
-        when the fit does not centre its regulariser on them."""
-        if not (has_private and not self.nonprivate and self.public_rows == "auto"
-                and y_public.size):
+        for a fit with no public row or no private one."""
+        if not (has_private and not self.nonprivate and y_public.size):
             return None
         Xh = _normalised_rows(X_public, self.data_norm, norm,
                               self.intercept_scaling if self.fit_intercept else None)
@@ -420,9 +419,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         probability 1e-12 and has a margin of about 7 over the failures measured. The
         output noise's share ε·0.05 must also lie in the supported range of ε.
 
-        ``center`` is the largest entry of the public minimisers that centre the
-        regulariser ((Λ+Δ)/2)‖u − c‖²: near a solution u* float64's grid has a spacing of
-        2^-52·max|u*| ≤ 2^-52(max|c| + ‖u* − c‖), and the term (Λ+Δ)(u − c) of the
+        ``center`` is the largest entry of the public minimisers, which centre the
+        regulariser ((Λ+Δ)/2)‖u − c‖² under ``public_rows="auto"`` and stand for the
+        solution's size under either setting: near a solution u* float64's grid has a
+        spacing of 2^-52·max|u*| ≤ 2^-52(max|c| + ‖u* − c‖), and the term (Λ+Δ)(u − c) of the
         gradient moves by (Λ+Δ) times that, where (Λ+Δ)‖u* − c‖ is at most the gradient's
         other terms (strong convexity): the bound adds 2^-52(Λ+Δ)·max|c|, doubled for the
         rounding of u − c (measured: C = 1e6 at ε = 0.01 put 4.8e-13 there against

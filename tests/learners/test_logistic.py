@@ -649,3 +649,20 @@ def test_large_c_and_public_weight_are_refused_before_the_charge(monkeypatch):
             except RuntimeError:
                 outcomes.add("raise")
     assert outcomes == {"ok", "raise"}
+
+
+@pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
+def test_the_solution_size_counts_without_a_centred_regulariser_too():
+    # Red team 21: public_rows="objective" (no centre) at C = 1e6, public_weight = 3000,
+    # tol = 1e-13 failed after the charge; the public minimiser stands for the
+    # solution's size there too, before the charge.
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    public = np.random.default_rng(0).random(len(y)) < 0.1
+    acc = PrivacyAccountant(epsilon=50.0)
+    with pytest.raises(ValueError, match=r"or a smaller C .*Nothing was charged"):
+        DPLogisticRegression(epsilon=30.0, C=1e6, data_norm=3.0, public_weight=3000.0,
+                             tol=1e-13, public_rows="objective", classes=[0, 1, 2],
+                             accountant=acc, random_state=0).fit(X, y, public_mask=public)
+    assert acc.spent() == (0.0, 0.0)
