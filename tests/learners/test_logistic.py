@@ -394,11 +394,11 @@ def test_private_fit_refuses_a_tolerance_near_float64_rounding():
 
 def _fit_outcomes(X, y, public, seeds, **params):
     """'ok' or 'raise' per seed (fail-closed RuntimeError), with the charge counted."""
+    params = {"classes": [0, 1], **params}
     out = []
     for seed in seeds:
         try:
-            DPLogisticRegression(classes=[0, 1], random_state=seed, **params).fit(
-                X, y, public_mask=public)
+            DPLogisticRegression(random_state=seed, **params).fit(X, y, public_mask=public)
             out.append("ok")
         except RuntimeError:
             out.append("raise")
@@ -573,16 +573,9 @@ def _iris_neighbours():
 
 def _iris_outcomes(seeds, epsilon=0.1, C=1.0):
     public, *pair = _iris_neighbours()
-    out = []
-    for X, y in pair:
-        for seed in seeds:
-            try:
-                DPLogisticRegression(epsilon=epsilon, C=C, data_norm=5.0, classes=[0, 1, 2],
-                                     random_state=seed).fit(X, y, public_mask=public)
-                out.append("ok")
-            except RuntimeError:
-                out.append("raise")
-    return out
+    return [outcome for X, y in pair
+            for outcome in _fit_outcomes(X, y, public, seeds, epsilon=epsilon, C=C,
+                                         data_norm=5.0, classes=[0, 1, 2])]
 
 
 @pytest.mark.filterwarnings("ignore::skhybrid.SeedReuseWarning")
@@ -642,12 +635,7 @@ def test_large_c_and_public_weight_are_refused_before_the_charge(monkeypatch):
     for seed in (1, 4, 12, 13):
         X, public, pair = _raw_cancer_pair(seed)
         for labels in pair:
-            try:
-                DPLogisticRegression(random_state=seed, **params).fit(X, labels,
-                                                                      public_mask=public)
-                outcomes.add("ok")
-            except RuntimeError:
-                outcomes.add("raise")
+            outcomes.update(_fit_outcomes(X, labels, public, [seed], **params))
     assert outcomes == {"ok", "raise"}
 
 
