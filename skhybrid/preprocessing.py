@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array
 
-from ._validation import check_mask, values_hidden
+from ._validation import check_mask, labels_as_given, values_hidden
 from .utils._sklearn_compat import check_is_fitted, get_tags, safe_indexing, validate_data
 
 __all__ = ["PublicFitTransformer"]
@@ -169,12 +169,11 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
             # The public entries are selected before any conversion: a list converted whole
             # would take one dtype from every label, private ones included. (A pandas
             # Series stays one, by position, as X's rows.)
+            given = labels_as_given(y, public)
             if hasattr(y, "iloc"):
                 y = safe_indexing(y, rows)
-            elif hasattr(y, "__array__"):  # (its own dtype)
-                y = np.asarray(y)[rows]
-            else:
-                y = np.asarray([y[i] for i in rows])
+            else:  # (an array has its own dtype)
+                y = np.asarray(y)[rows] if given is None else given
         X_public = safe_indexing(X, rows)
         if isinstance(X_public, np.ndarray) and X_public.dtype.kind in "US":
             # A fixed-width string array is as wide as its longest cell, private ones

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, column_or_1d
 
 from .._base import PrivateEstimatorMixin, nonprivate_event
-from .._validation import check_group_nonempty, check_mask
+from .._validation import check_group_nonempty, check_mask, labels_as_given
 from ..accounting import PrivacyAccountant
 from ..mechanisms import GaussianMechanism
 from ..utils._rounding import float_at_least, float_sqrt_at_least
@@ -358,7 +358,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
         if hasattr(y, "__array__"):
             y = np.asarray(y)
             length = y.shape[0] if y.ndim else 0
-        elif hasattr(y, "__len__"):
+        elif hasattr(y, "__len__") and hasattr(y, "__getitem__"):
             length = len(y)
         else:
             raise ValueError(f"y must be an array or a list with one entry per row of X; "
@@ -370,7 +370,7 @@ class DiscrepancyAdaptationRegressor(PrivateEstimatorMixin, RegressorMixin, Base
             # A list: only its public entries are converted. np.asarray of the whole list
             # takes one dtype from every entry, so a private entry (1+2j, a sequence) made
             # the fit refuse (red team 18).
-            y, rows = np.asarray([y[i] for i in rows]), slice(None)
+            y, rows = labels_as_given(y, public), slice(None)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
         if y.ndim != 1:

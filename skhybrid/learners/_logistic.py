@@ -345,9 +345,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         # The public-only minimisers (public rows, before the charge): they centre the
         # regulariser under public_rows="auto", and under either setting their size stands
         # for the solution's in the reachability check (red teams 18 and 21).
+        mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
         centers = self._public_centers(X[public], y[public], norm, has_private, n_problems)
         if centers is not None:
-            mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
             self._check_reachable(mechanism, X.shape[1] + bool(self.fit_intercept),
                                   int(public.sum()), max(np.max(np.abs(c)) for c in centers))
         if not has_private:
@@ -355,14 +355,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         elif self.nonprivate:
             events = [nonprivate_event()]
         else:
-            events = [ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
-                      .event(count=n_problems)]
+            events = [mechanism.event(count=n_problems)]
         self._charge(events)
 
         rng = self._make_rng()
         X_hat = _normalised_rows(X, self.data_norm, norm,
                                  self.intercept_scaling if self.fit_intercept else None)
-        mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
         row_weight = np.where(public, self.public_weight, 1.0)
 
         with single_blas_thread_if_small(X_hat.shape[1]):
