@@ -115,3 +115,25 @@ def test_shortlist_changes_path_not_answer(seed):
         assert set(fast[1]) == set(ref[1])
         np.testing.assert_allclose(fast[2][np.argsort(fast[1])], ref[2][np.argsort(ref[1])],
                                    rtol=1e-8, atol=1e-12)
+
+
+def test_start_at_the_final_support_takes_no_step_on_ill_conditioned_rows():
+    # HardMarginLinearSVC's rows carry an intercept column c ≈ 10³·‖x‖, which makes the
+    # active rows' condition number ~10⁵-10⁶. The start's optimum must come from the
+    # factor (v = J₁R⁻ᵀ1), not from the normal equations' multipliers (whose error is
+    # squared): from those, the exact support in another order left violations above tol
+    # and took ~40 steps to undo.
+    from skhybrid.transfer._hard_margin import _SignedRows
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 40))
+    s = np.where(X[:, :5].sum(axis=1) / np.sqrt(5) > -0.04, 1.0, -1.0)
+    Z = _SignedRows(X, s, 1e3 * np.sqrt((X ** 2).sum(axis=1).mean()))
+    v, active, *_ = min_norm_dual_active_set(Z, pool=np.arange(3000))
+    for seed in range(3):
+        start = np.random.default_rng(seed).permutation(active)
+        v2, active2, u2, steps, _ = min_norm_dual_active_set(Z, pool=np.arange(3000),
+                                                             start=start)
+        assert steps == 0
+        assert set(active2) == set(active)
+        np.testing.assert_allclose(v2, v, rtol=0, atol=1e-9 * np.linalg.norm(v))

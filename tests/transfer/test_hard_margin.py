@@ -53,6 +53,7 @@ def test_worked_example_and_labels():
 
 
 def test_warm_start_same_solution_fewer_or_equal_rounds():
+    # (a pool of 30 < 2(d + 1) rows: the warm fit starts from the previous support)
     X, y = _separable(3000, 20, 3)
     rng = np.random.default_rng(0)
     cold = HardMarginLinearSVC(working_set_size=30)
@@ -80,8 +81,9 @@ def _app_c_like(n, d, seed, k=5, sigma=0.02, alpha=0.02):
 
 @pytest.mark.parametrize("data", ["app_c", "random"])
 def test_warm_support_start_matches_cold(data, monkeypatch):
-    # STR-like successive subsamples: the warm fit starts its active set from the previous
-    # support vectors among the new rows, and must return the cold fit's unique optimum
+    # STR-like successive subsamples: the warm fit starts its active set from a guess of
+    # the support (the rows a squared-hinge Newton solve from the previous hyperplane
+    # leaves violated), and must return the cold fit's unique optimum
     from skhybrid.transfer import _hard_margin
 
     X, y = _app_c_like(6000, 40, 0) if data == "app_c" else _separable(6000, 40, 1, 0.01)
@@ -104,8 +106,8 @@ def test_warm_support_start_matches_cold(data, monkeypatch):
         np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(warm.intercept_, cold.intercept_, rtol=1e-9, atol=1e-9)
         assert np.array_equal(np.unique(idx[warm.support_]), np.unique(idx[cold.support_]))
-    assert min(starts[2::2]) > 0  # later warm fits did start from previous support vectors
-    # ... completed to d + 1 rows by the rows most violated under the previous hyperplane
+    assert min(starts[2::2]) > 0  # later warm fits did start from a guessed active set
+    # ... of at least d + 1 rows
     assert min(starts[2::2]) >= X.shape[1] + 1
     assert sum(steps[2::2]) < sum(steps[3::2])  # ... and took fewer steps than cold fits
 
