@@ -373,9 +373,13 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
             found = np.unique(declared) if all(strings) or not any(strings) else None
         except TypeError:  # (an object array of values that do not compare)
             found = None
-        # (an object array's type is its entries': ints in an object column are discrete)
-        if found is None or type_of_target(np.asarray(found.tolist())) not in (
-                "binary", "multiclass"):
+        if found is not None and found.dtype == object:
+            # An object array's type is its entries': ints in an object column (its
+            # unique()) are discrete (red team 21), and classes_ holds them as ints, which
+            # scikit-learn's own estimators take (an object array of ints they refuse).
+            typed = np.asarray(found.tolist())
+            found = found if typed.dtype == object else typed
+        if found is None or type_of_target(found) not in ("binary", "multiclass"):
             raise ValueError(
                 f"classes must list discrete labels (integers or strings) for {estimator}; "
                 "the declared set holds continuous values or objects of mixed types "

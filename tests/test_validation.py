@@ -277,6 +277,24 @@ def test_discrete_labels_in_an_object_array_are_a_valid_declared_set():
     found, codes = resolve_classes(np.array([0, 1, 1]), np.array([0, 1], dtype=object),
                                    estimator="Est")
     assert found.tolist() == [0, 1] and codes.tolist() == [0, 1, 1]
+    # Red team 22: typed by its entries (int64), the set and y reach scikit-learn's
+    # LogisticRegression (DPLogisticRegression's public model) as ints, with an object y
+    # too: an object array of ints there failed after the charge.
+    import warnings
+
+    from skhybrid import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.tile([0, 1], 30)
+    for classes, labels in ((np.array([0, 1], dtype=object), y),
+                            ([0, 1], y.astype(object))):
+        acc = PrivacyAccountant()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+            clf = DPLogisticRegression(classes=classes, accountant=acc, random_state=0).fit(
+                X, labels, public_mask=np.arange(60) < 30)
+        assert clf.classes_.dtype == np.int64 and clf.predict(X).dtype == np.int64
 
 
 def _declared_set_fits():
