@@ -714,7 +714,7 @@ def _vector(y):
     """
     if not isinstance(y, (list, tuple)):
         return column_or_1d(y, warn=True), False
-    if any(np.ndim(label) for label in y):
+    if any(isinstance(label, (list, tuple, np.ndarray)) and np.ndim(label) for label in y):
         if not all(np.ndim(label) == 1 and len(label) == 1 for label in y):
             raise ValueError("y should be a 1d array or a column; got a list whose entries "
                              "are not all labels or one-label rows.")
