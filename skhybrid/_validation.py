@@ -314,7 +314,8 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
     The label set is a domain: reading it from private labels makes ``classes_``, the shape
     of ``predict_proba`` and the validity of the fit depend on one private row. So, in order:
 
-    1. ``classes`` declared by the user: used as given (sorted, duplicates removed);
+    1. ``classes`` declared by the user: used as given (sorted, duplicates removed), typed
+       by itself (``np.asarray(classes)``), never by ``y``, whose dtype every label sets;
     2. otherwise the labels of the ``trusted`` rows (public rows), when they show enough
        classes (exactly two for a binary learner, at least two otherwise);
     3. otherwise the labels of every row, with a :class:`~skhybrid.exceptions.PrivacyLeakWarning`
@@ -322,7 +323,8 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
 
     In cases 1 and 2 the guarantee holds over data sets whose labels lie in that set (the
     data universe); a private label outside it is refused with a ``ValueError`` that names
-    no value and no row, before anything is charged or computed.
+    no value and no row, before anything is charged or computed. Labels are compared by
+    value: ``1.0`` and ``Decimal(1)`` are the label ``1``; ``"1"`` is not.
 
     Parameters
     ----------
@@ -356,16 +358,28 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
     # one private label (0.5 among whole numbers) makes y "continuous", and a refusal for
     # a label inside a declared set would tell that row apart (red team 20).
     if classes is not None:
-        # The declared labels keep their own width: cast to y's string dtype, whose width
-        # is that of the longest label present (private ones included), a longer declared
-        # label would be cut, and classes_ would tell whether some private row carries it.
-        kind = y.dtype.kind
-        declared = np.asarray(classes, dtype=object if kind == "O" else None)
-        if kind in "US" and declared.dtype.kind != kind:
-            declared = declared.astype(kind)  # (numbers declared for string labels)
-        found = np.unique(declared)
-        # (an object array's type is its entries': ints in an object column are discrete)
-        if type_of_target(np.asarray(found.tolist())) not in ("binary", "multiclass"):
+        # The declared set is typed by itself, never by y, whose dtype every label sets,
+        # private ones included: cast to y's string dtype, a declared label was cut to the
+        # longest label present (red team 18); typed like y, classes_ was an object array
+        # when one private label was Decimal(1), strings when it was "1" among ints (red
+        # team 22). y is compared with the set by value below, so a label of another kind
+        # (a string against numbers) is outside it.
+        declared = np.asarray(classes)
+        strings = [isinstance(c, (str, bytes))
+                   for c in np.asarray(classes, dtype=object).ravel()]
+        try:
+            # (np.asarray made strings of [0, "a"]: a set mixing strings with other values
+            # is refused, as scikit-learn refuses such labels)
+            found = np.unique(declared) if all(strings) or not any(strings) else None
+        except TypeError:  # (an object array of values that do not compare)
+            found = None
+        if found is not None and found.dtype == object:
+            # An object array's type is its entries': ints in an object column (its
+            # unique()) are discrete (red team 21), and classes_ holds them as ints, which
+            # scikit-learn's own estimators take (an object array of ints they refuse).
+            typed = np.asarray(found.tolist())
+            found = found if typed.dtype == object else typed
+        if found is None or type_of_target(found) not in ("binary", "multiclass"):
             raise ValueError(
                 f"classes must list discrete labels (integers or strings) for {estimator}; "
                 "the declared set holds continuous values or objects of mixed types "

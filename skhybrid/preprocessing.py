@@ -174,6 +174,11 @@ class PublicFitTransformer(TransformerMixin, BaseEstimator):
                 y = safe_indexing(y, rows)
             else:  # (an array has its own dtype)
                 y = np.asarray(y)[rows] if given is None else given
+                if y.dtype.kind in "US":
+                    # As for X below: a string array is as wide as its longest label, a
+                    # private one included, and the transformer's fitted classes_ carried
+                    # that width (red team 22). The public labels get their own.
+                    y = np.array(y.tolist(), dtype=y.dtype.kind)
         X_public = safe_indexing(X, rows)
         if isinstance(X_public, np.ndarray) and X_public.dtype.kind in "US":
             # A fixed-width string array is as wide as its longest cell, private ones

@@ -309,3 +309,19 @@ def test_a_string_array_is_read_at_the_public_rows_own_width():
         dtypes.append(pft.transformer_.categories_[0].dtype)
         assert pft.transform(X).shape == (6, 2)
     assert dtypes == [np.dtype("<U1"), np.dtype("<U1")]
+
+
+def test_a_string_label_array_is_read_at_the_public_rows_own_width():
+    # Red team 22: as for X above, on the y side: a private label "yes-but-long" made the
+    # public labels '<U12' and TargetEncoder's classes_ with them.
+    from sklearn.preprocessing import TargetEncoder
+
+    X = np.array([["u"], ["v"], ["u"], ["v"], ["u"], ["v"], ["u"]])
+    public = np.arange(7) < 6
+    released = []
+    for last in ("no", "yes", "yes-but-long"):
+        y = np.array(["no", "yes", "yes", "no", "no", "yes", last])
+        pft = PublicFitTransformer(TargetEncoder(target_type="binary", cv=2,
+                                                 random_state=0)).fit(X, y, public_mask=public)
+        released.append((pft.transformer_.classes_.tolist(), pft.transformer_.classes_.dtype))
+    assert released == [(["no", "yes"], np.dtype("<U3"))] * 3

@@ -175,12 +175,18 @@ def _label_set_fits():
     return list(fits.items())
 
 
-@pytest.mark.parametrize("container", [np.array, list])
+def _objects(labels):
+    return np.array(labels, dtype=object)
+
+
+@pytest.mark.parametrize("container", [np.array, list, _objects])
 @pytest.mark.parametrize("name, fit", _label_set_fits())
 def test_declared_label_set_does_not_depend_on_the_private_labels(name, fit, container):
     # Red team 18: the declared classes were cast to y's string dtype, whose width is that
     # of the longest label present: with no private row labelled "spam" (every public row
     # "ham"), classes_ came out ['ham', 'spa'] (and PPM refused its own private_class).
+    # Red team 22: the declared set is typed by itself, whatever y's dtype: an object y
+    # (a pandas column's) gets the declared list's '<U4' too, not an object array.
     import warnings
 
     released = []
@@ -193,11 +199,17 @@ def test_declared_label_set_does_not_depend_on_the_private_labels(name, fit, con
     assert released[0] == released[1] == (["ham", "spam"], np.dtype("<U4"))
 
 
-def test_declared_numbers_for_string_labels_keep_their_own_width():
+def test_declared_labels_keep_their_own_width_and_numbers_are_not_strings():
     from skhybrid._validation import resolve_classes
 
-    found, codes = resolve_classes(np.array(["1", "1"]), [1, 10], estimator="Est")
-    assert found.tolist() == ["1", "10"] and codes.tolist() == [0, 0]
+    # A '<U1' y does not cut the declared "10" (red team 18) ...
+    found, codes = resolve_classes(np.array(["1", "1"]), ["1", "10"], estimator="Est")
+    assert found.tolist() == ["1", "10"] and found.dtype == np.dtype("<U2")
+    assert codes.tolist() == [0, 0]
+    # ... and numbers declared for string labels are not cast to strings (that cast followed
+    # y's dtype, which a private label sets: red team 22): "1" is outside {1, 10}.
+    with pytest.raises(ValueError, match="y has a label outside the declared classes"):
+        resolve_classes(np.array(["1", "1"]), [1, 10], estimator="Est")
 
 
 def test_a_label_in_the_declared_set_is_never_refused_for_its_type():
@@ -231,6 +243,7 @@ def test_a_list_y_gives_the_public_rows_label_set_as_given(container):
     # Python ints made the labels floats and classes_ [0., 1.] instead of [0, 1]. The
     # label set read from public rows is now read from their entries as given.
     import warnings
+    from decimal import Decimal
 
     from skhybrid.learners import DPLogisticRegression
     from skhybrid.ppm import PPMHalfspaceClassifier
@@ -246,7 +259,9 @@ def test_a_list_y_gives_the_public_rows_label_set_as_given(container):
     ]
     for fit, labels in fits:
         released = []
-        for last in (1, 1.0):  # the last (private) row's label, as given
+        # (Decimal(1): y an object array, which DPLogisticRegression's comparison with
+        # scikit-learn's model on the public rows refused after the charge: red team 22)
+        for last in (1, 1.0, Decimal(1)):  # the last (private) row's label, as given
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
                 clf = fit(container(labels + [last]))
@@ -262,3 +277,103 @@ def test_discrete_labels_in_an_object_array_are_a_valid_declared_set():
     found, codes = resolve_classes(np.array([0, 1, 1]), np.array([0, 1], dtype=object),
                                    estimator="Est")
     assert found.tolist() == [0, 1] and codes.tolist() == [0, 1, 1]
+    # Red team 22: typed by its entries (int64), the set and y reach scikit-learn's
+    # LogisticRegression (DPLogisticRegression's public model) as ints, with an object y
+    # too: an object array of ints there failed after the charge.
+    import warnings
+
+    from skhybrid import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.tile([0, 1], 30)
+    for classes, labels in ((np.array([0, 1], dtype=object), y),
+                            ([0, 1], y.astype(object))):
+        acc = PrivacyAccountant()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+            clf = DPLogisticRegression(classes=classes, accountant=acc, random_state=0).fit(
+                X, labels, public_mask=np.arange(60) < 30)
+        assert clf.classes_.dtype == np.int64 and clf.predict(X).dtype == np.int64
+
+
+def _declared_set_fits():
+    """(name, fit) pairs for every learner that reaches resolve_classes: fit(y, accountant)
+    fits 60 rows, the last of them private (neither public nor at the curator), with the
+    label set declared (PPM: also the public label plus private_class), y a list."""
+    from skhybrid.hybrid import (
+        LocalThresholdClassifier,
+        ParityAndThresholdClassifier,
+        ParityThresholdClassifier,
+    )
+    from skhybrid.learners import DPLogisticRegression, PrivateParityClassifier
+    from skhybrid.ppm import PPMHalfspaceClassifier
+    from skhybrid.transfer import NoisySGDClassifier, ParityTransfer, SubsampleTestReweigh
+
+    rng = np.random.default_rng(0)
+    n = 60
+    X = rng.normal(size=(n, 2))
+    bits = rng.integers(0, 2, size=(n, 3))
+    thresholds = np.column_stack([bits, rng.integers(0, 8, n)])
+    public = np.arange(n) < 30  # public rows, or the curator's
+    y = np.r_[[0, 1] * 15, [0, 1] * 14, 0, 1].tolist()  # the last row carries a 1
+    y_ppm = np.r_[np.zeros(30, int), [0, 1] * 14, 0, 1].tolist()  # public rows all 0
+    return [
+        ("DPLogisticRegression", lambda last, acc: DPLogisticRegression(
+            classes=[0, 1], accountant=acc, random_state=0).fit(
+                X, y[:-1] + [last], public_mask=public)),
+        ("NoisySGDClassifier", lambda last, acc: NoisySGDClassifier(
+            classes=[0, 1], n_steps=20, accountant=acc, random_state=0).fit(X, y[:-1] + [last])),
+        ("PrivateParityClassifier", lambda last, acc: PrivateParityClassifier(
+            classes=[0, 1], accountant=acc, random_state=0).fit(bits, y[:-1] + [last])),
+        ("PPM, private_class", lambda last, acc: PPMHalfspaceClassifier(
+            private_class=1, accountant=acc, random_state=0).fit(
+                X, y_ppm[:-1] + [last], public_mask=public)),
+        ("PPM, classes", lambda last, acc: PPMHalfspaceClassifier(
+            classes=[0, 1], private_class=1, accountant=acc, random_state=0).fit(
+                X, y_ppm[:-1] + [last], public_mask=public)),
+        ("SubsampleTestReweigh", lambda last, acc: SubsampleTestReweigh(
+            epsilon=100.0, delta=1e-5, classes=[0, 1], max_iter=1, accountant=acc,
+            random_state=0).fit(X, y[:-1] + [last], curator_mask=public)),  # (60 rows)
+        ("LocalThresholdClassifier", lambda last, acc: LocalThresholdClassifier(
+            threshold_bits=3, classes=[0, 1], accountant=acc, random_state=0).fit(
+                thresholds[:, -1:], y[:-1] + [last], curator_mask=public)),
+        ("ParityThresholdClassifier", lambda last, acc: ParityThresholdClassifier(
+            threshold_bits=3, classes=[0, 1], accountant=acc, random_state=0).fit(
+                thresholds, y[:-1] + [last], curator_mask=public)),
+        ("ParityAndThresholdClassifier", lambda last, acc: ParityAndThresholdClassifier(
+            threshold_bits=3, classes=([0, 1], [0, 1]), accountant=acc, random_state=0).fit(
+                thresholds, [[v, v] for v in y[:-1]] + [[last, last]],
+                curator_mask=public)),
+        ("ParityTransfer", lambda last, acc: ParityTransfer(
+            classes=[0, 1], accountant=acc, random_state=0).fit(
+                bits, y[:-1] + [last], curator_mask=public)),
+    ]
+
+
+@pytest.mark.parametrize("name, fit", _declared_set_fits())
+def test_a_private_labels_type_does_not_reach_classes_or_the_fit(name, fit):
+    # Red team 22: the declared set was typed by y's dtype, which every label sets. One
+    # private Decimal(1) among ints made classes_ an object array; a private "1" made it
+    # strings, and the fit was accepted although "1" is not in {0, 1}. The set is typed by
+    # itself now, and labels are compared with it by value.
+    import warnings
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from skhybrid import PrivacyAccountant
+
+    released = set()
+    for last in (1, 1.0, Decimal(1), Fraction(1), np.float16(1), np.int8(1), True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+            clf = fit(last, PrivacyAccountant())
+        classes = clf.classes_ if isinstance(clf.classes_, list) else [clf.classes_]
+        released.add(tuple((tuple(c.tolist()), c.dtype) for c in classes))
+    assert len(released) == 1
+    assert all(c == ((0, 1), np.dtype(np.int64)) for c in released.pop())
+    # A label that is not one of the declared values: refused before the charge.
+    acc = PrivacyAccountant()
+    with pytest.raises(ValueError, match="y has a label outside") as refusal:
+        fit("1", acc)
+    assert acc.events == [] and "'1'" not in str(refusal.value)

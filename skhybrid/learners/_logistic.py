@@ -338,9 +338,12 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         y_given = y
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         public = check_mask(public_mask, X.shape[0], "public_mask", index=x_index)
-        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
-                                           trusted=public,
-                                           public_labels=labels_as_given(y_given, public))
+        self.classes_, codes = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                               trusted=public,
+                                               public_labels=labels_as_given(y_given, public))
+        # y by value, in classes_'s type: a private label's own type (a Decimal(1) among
+        # ints made y an object array, which scikit-learn refuses) reaches nothing below.
+        y = self.classes_[codes]
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
         has_private = bool((~public).any())
         # Everything that sets the noise comes from parameters and the public mask only.

@@ -28,6 +28,7 @@ from ._probe import (
 )
 from ._scorers import _DPScorer, _PublicScorer, _takes_curator_mask
 from ._search import PrivateSearchCV
+from ..utils._sklearn_compat import num_samples, safe_indexing
 
 __all__ = ["SearchCost", "search_cost"]
 
@@ -173,8 +174,10 @@ def _sklearn_search_cost(search, X, y, fit_params):
             "generator): pricing would consume it and the search would then fit nothing. "
             "Pass a CV splitter (KFold(shuffle=True), ShuffleSplit) or a list of "
             "(train, test) index pairs.")
-    y = np.asarray(y)
-    n = y.shape[0]
+    # y as given, as scikit-learn's search takes it (a list stays a list, each fit gets
+    # its rows' entries): np.asarray would type every label by all of them, private ones
+    # included, and the probes would then read another label set than the fits do.
+    n = num_samples(y)
     cv = check_cv(search.cv, y, classifier=is_classifier(estimator))
     uncovered = []
     if "Stratified" in type(cv).__name__:  # StratifiedKFold, StratifiedShuffleSplit, ...
@@ -263,7 +266,7 @@ def _probe(estimator, prefix, params, X, y, rows, fit_params, n):
                     else value) for key, value in fit_params.items()}
     X_rows = X.iloc[rows] if hasattr(X, "iloc") else X[rows]
     est = clone(estimator).set_params(**params)
-    events = probe_events(est, prefix, X_rows, y[rows], routed)
+    events = probe_events(est, prefix, X_rows, safe_indexing(y, rows), routed)
     if events is None:
         raise ValueError(f"{type(estimator).__name__} fitted without charging; its cost is "
                          "unknown.")

@@ -15,6 +15,7 @@ import sklearn
 from joblib import Parallel, delayed
 from joblib.parallel import get_active_backend
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array
 from sklearn.utils.metaestimators import available_if
@@ -344,7 +345,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not hasattr(X, "iloc") and not sp.issparse(X):
             X = X_checked  # lists and array-likes become arrays the runs can index
         n = X_checked.shape[0]
-        y = column_or_1d(y, warn=True)
+        y, as_list = _vector(y)
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
         index = getattr(X, "index", None)
@@ -384,7 +385,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         for name, mask in masks.items():
             fit_params.update(mask_fit_params(self.estimator, name, mask[train],
                                               sklearn.get_config()["enable_metadata_routing"]))
-        X_train, y_train = _take(X, train), y[train]
+        # A list y reaches the runs as a list, as a bare fit would get it: each run reads
+        # the public rows' label set from their entries (see _vector).
+        X_train, y_train = _take(X, train), (y[train].tolist() if as_list else y[train])
         template = self.estimator.get_params(deep=True)
         settings = {prefix + "epsilon": run_epsilon}
         if prefix + "delta" in template:
@@ -697,6 +700,29 @@ def _unique(candidates):
             seen.add(key)
             out.append(params)
     return out
+
+
+def _vector(y):
+    """``y`` as a vector the search can split, and whether it was a list (or tuple).
+
+    A list is read label by label into an object array (each run gets its rows back as a
+    list): converted whole, it takes one dtype from every label, private ones included, so
+    one private ``1.0`` among ints made the selected model's ``classes_`` floats, and a
+    private ``"1"`` made them strings where a bare fit refuses that label (red team 22).
+    A list of one-label rows is a column, as for ``column_or_1d``. Arrays and pandas
+    columns keep the caller's dtype.
+    """
+    if not isinstance(y, (list, tuple)):
+        return column_or_1d(y, warn=True), False
+    if any(isinstance(label, (list, tuple, np.ndarray)) and np.ndim(label) for label in y):
+        if not all(np.ndim(label) == 1 and len(label) == 1 for label in y):
+            raise ValueError("y should be a 1d array or a column; got a list whose entries "
+                             "are not all labels or one-label rows.")
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                      "change the shape of y to (n_samples, ), for example using ravel().",
+                      DataConversionWarning, stacklevel=3)
+        y = [label[0] for label in y]
+    return np.fromiter(y, dtype=object, count=len(y)), True
 
 
 def _take(X, rows):

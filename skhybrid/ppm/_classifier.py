@@ -329,8 +329,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
         label_set = self._label_set(y, public, labels_as_given(y_given, public))
         origin = None if self.classes is not None else (
             f"the public rows' label and private_class={self.private_class!r}")
-        self.classes_, _ = resolve_classes(y, label_set, estimator=type(self).__name__,
-                                           binary=True, origin=origin, trusted=public)
+        self.classes_, codes = resolve_classes(y, label_set, estimator=type(self).__name__,
+                                               binary=True, origin=origin, trusted=public)
+        # y by value, in classes_'s type: a private label's own type (a Decimal(1) among
+        # ints made y an object array, which scikit-learn refuses) reaches nothing below.
+        y = self.classes_[codes]
         if self.private_class is None:
             self.private_class_ = self.classes_[1]
         elif self.private_class in self.classes_.tolist():
@@ -416,10 +419,11 @@ class PPMHalfspaceClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimat
                          else np.array([]))
         if self.private_class is not None and public_labels.size == 1:
             if public_labels[0] != self.private_class:
-                # (not y's dtype: a string dtype's width is the longest label present,
-                # private ones included, and would cut a longer private_class)
-                return np.array([public_labels[0], self.private_class],
-                                dtype=object if y.dtype.kind == "O" else None)
+                # Typed by these two values only, never by y's dtype, which every label
+                # sets, private ones included: a string dtype's width would cut a longer
+                # private_class (red team 18), and one private Decimal(1) among ints made
+                # the set, and classes_, an object array (red team 22).
+                return np.array([public_labels[0], self.private_class])
         if public_labels.size == 2:
             return public_labels
         return None

@@ -377,8 +377,11 @@ class NoisySGDClassifier(PrivateEstimatorMixin, LinearClassifierMixin, BaseEstim
         validate_params(self)
         self._check_privacy_params(delta_required=True)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
-                                          binary=True)
+        self.classes_, codes = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                              binary=True)
+        # y by value, in classes_'s type: a private label's own type (a Decimal(1) among
+        # ints made y an object array, which scikit-learn refuses) reaches nothing below.
+        y = self.classes_[codes]
         n = X.shape[0]
         if self.nonprivate:
             z, events = 0.0, [nonprivate_event(source=type(self).__name__)]

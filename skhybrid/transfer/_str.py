@@ -434,8 +434,11 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         self._check_privacy_params(delta_required=True)
         x_index = getattr(X, "index", None)  # for aligning a pandas mask
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        self.classes_, _ = resolve_classes(y, self.classes, estimator=type(self).__name__,
-                                          binary=True)
+        self.classes_, codes = resolve_classes(y, self.classes, estimator=type(self).__name__,
+                                              binary=True)
+        # y by value, in classes_'s type: a private label's own type (a Decimal(1) among
+        # ints made y an object array, which scikit-learn refuses) reaches nothing below.
+        y = self.classes_[codes]
         n = X.shape[0]
         if curator_mask is None:
             curator = np.ones(n, dtype=bool)

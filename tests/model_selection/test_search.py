@@ -341,3 +341,85 @@ def test_a_run_charging_one_ulp_more_than_its_epsilon_is_refused(data):
     with pytest.raises(ValueError, match="cannot bound its runs"):
         search.fit(X, y)
     assert acc.spent() == (0.0, 0.0)
+
+
+def _list_data():
+    """600 rows, rows 0-149 public; y a list of Python ints, private row 151 a 1."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=600, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    public = np.arange(600) < 150
+    y = y.tolist()
+    assert y[151] == 1
+    return X, y, public
+
+
+@pytest.mark.parametrize("score_rows", ["public", "private"])
+def test_a_list_y_reaches_the_runs_as_given(score_rows):
+    # Red team 22: the search converted a list y whole, so one private 1.0 among ints made
+    # the selected model's classes_ floats, and a private "1" made them strings (the bare
+    # learner refuses that label). The runs now get their rows' entries as given.
+    from decimal import Decimal
+
+    X, y, public = _list_data()
+    released = set()
+    for last in (1, 1.0, np.float32(1), Decimal(1)):
+        search = PrivateSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]}, epsilon=1.0,
+                                 score_rows=score_rows, random_state=0)
+        search.fit(X, y[:151] + [last] + y[152:], public_mask=public)
+        for classes in (search.classes_, search.best_estimator_.classes_,
+                        search.predict(X[:5])):
+            released.add((tuple(np.unique(classes).tolist()), classes.dtype))
+    assert released == {((0, 1), np.dtype(np.int64))}
+    if score_rows == "public":  # (every private row trains: row 151 reaches the runs)
+        acc = PrivacyAccountant(epsilon=5.0)
+        search = PrivateSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]}, epsilon=1.0,
+                                 score_rows=score_rows, accountant=acc, random_state=0)
+        with pytest.raises(ValueError, match="y has a label outside the labels of the "
+                           "public rows") as refusal:
+            search.fit(X, y[:151] + ["1"] + y[152:], public_mask=public)
+        assert acc.events == [] and "'1'" not in str(refusal.value)
+
+
+@pytest.mark.parametrize("kind", ["int array", "str array", "int Series", "str Series",
+                                  "int list", "str list", "column list"])
+def test_usual_labels_give_the_bare_learners_classes(kind):
+    import warnings
+
+    import pandas as pd
+
+    X, y, public = _list_data()
+    y = np.asarray(y)
+    labels = {
+        "int array": y, "str array": np.array(["no", "yes"])[y],
+        "int Series": pd.Series(y), "str Series": pd.Series(np.array(["no", "yes"])[y],
+                                                           dtype=object),
+        "int list": y.tolist(), "str list": np.array(["no", "yes"])[y].tolist(),
+        "column list": [[v] for v in y.tolist()],
+    }[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a column y's DataConversionWarning)
+        search = PrivateSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]}, epsilon=1.0,
+                                 random_state=0).fit(X, labels, public_mask=public)
+        bare = DPLogisticRegression(random_state=0).fit(X, labels, public_mask=public)
+    assert search.classes_.tolist() == bare.classes_.tolist()
+    assert search.classes_.dtype == bare.classes_.dtype
+    assert search.predict(X).dtype == bare.predict(X).dtype
+    assert search.score(X, labels) > 0.8
+
+
+def test_search_cost_probes_a_list_y_as_the_search_fits_it():
+    # Red team 22: search_cost converted a list y whole (np.asarray), so with a private
+    # "1" among ints its probes saw string labels and priced a search whose fits refuse.
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X, y, public = _list_data()
+    search = GridSearchCV(DPLogisticRegression(epsilon=0.25, classes=[0, 1]),
+                          {"C": [0.1, 1.0]}, cv=KFold(2, shuffle=True, random_state=0))
+    costs = [search_cost(search, X, y[:151] + [last] + y[152:], public_mask=public).spent
+             for last in (1, 1.0)]
+    assert costs[0] == costs[1] == {"central": pytest.approx((5 * 0.25, 0.0)),
+                                    "local": (0.0, 0.0)}
+    with pytest.raises(ValueError, match="y has a label outside the declared classes"):
+        search_cost(search, X, y[:151] + ["1"] + y[152:], public_mask=public)
