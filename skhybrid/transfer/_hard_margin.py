@@ -300,6 +300,9 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
     # constraint): SubsampleTestReweigh hands it each drawn row once. Read from this
     # class only (not inherited): a subclass that changes fit must declare it again.
     _fit_depends_on_distinct_rows_only = True
+    # Nor does a fit keep a view of its X (SubsampleTestReweigh may then refill one buffer
+    # with each round's rows).
+    _fit_keeps_no_view_of_X = True
 
     _parameter_constraints = {
         "fit_intercept": ["boolean"],
@@ -383,7 +386,7 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         keep = np.flatnonzero(sw > 0)
         Xk = X if keep.size == X.shape[0] else X[keep]  # (no copy of a large X if unweighted)
         s = np.where(y[keep] == classes[1], 1.0, -1.0)
-        if np.unique(s).size < 2:
+        if s.size == 0 or s.min() == s.max():
             raise ValueError("sample_weight leaves a single class with positive weight; "
                              "HardMarginLinearSVC needs both classes.")
         n, d = Xk.shape

@@ -59,50 +59,48 @@ def squared_hinge_support(R, v0, *, penalty, free_last=True, max_iter=20):
                    if free_last else 0.0) * (1.0 - reg)
     v = np.array(v0, dtype=float)
     f = R @ v
+    # The Hessian in single precision (half the work; it only picks the direction, and the
+    # line search is in double): double precision takes over where a single-precision
+    # factor fails or gives no descent direction (a large penalty, badly scaled rows).
+    single = True
+    rows_w, syrk, potrf, potrs = R.astype(np.float32), blas.ssyrk, lapack.spotrf, lapack.spotrs
     # R_SᵀR_S (upper triangle), kept current as rows enter and leave S: rank-k updates
     # (BLAS syrk) on the rows that changed, a fresh product when more than half did.
-    gram = np.zeros((p, p), order="F")
-    in_s = np.zeros(m, dtype=bool)
+    gram, in_s = None, np.zeros(m, dtype=bool)
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
         slack = 1.0 - f
         s_now = slack > 0
         enter, leave = s_now & ~in_s, in_s & ~s_now
-        if not s_now.any():
-            gram = np.zeros((p, p), order="F")
-        elif enter.sum() + leave.sum() >= s_now.sum():
-            gram = blas.dsyrk(1.0, R[s_now], trans=1)
+        if gram is None or enter.sum() + leave.sum() >= s_now.sum():
+            gram = (syrk(1.0, rows_w[s_now], trans=1) if s_now.any()
+                    else np.zeros((p, p), rows_w.dtype, order="F"))
         else:
-            for rows, sign in ((enter, 1.0), (leave, -1.0)):
-                if rows.any():
-                    gram = blas.dsyrk(sign, R[rows], beta=1.0, c=gram, trans=1,
-                                      overwrite_c=True)
+            for changed, sign in ((enter, 1.0), (leave, -1.0)):
+                if changed.any():
+                    gram = syrk(sign, rows_w[changed], beta=1.0, c=gram, trans=1,
+                                overwrite_c=True)
         in_s = s_now
         grad = reg * v - mu * (R[s_now].T @ slack[s_now])
         hess = mu * gram
         hess.flat[:: p + 1] += reg_h
-        chol, info = lapack.dpotrf(hess, lower=False, overwrite_a=True)
-        if info:
-            break  # (a guess: stop at the last iterate)
-        step, info = lapack.dpotrs(chol, -grad, lower=False)
-        if info:
-            break
-        r_step = R @ step
-        # Armijo backtracking on the piecewise quadratic φ(v + t·step)
-        phi0 = 0.5 * float(v @ (reg * v)) + 0.5 * mu * float(slack[s_now] @ slack[s_now])
-        slope = float(grad @ step)
-        if not slope < 0:
-            break
-        t = 1.0
-        for _ in range(40):
-            vt = v + t * step
-            st = np.maximum(slack - t * r_step, 0.0)
-            if 0.5 * float(vt @ (reg * vt)) + 0.5 * mu * float(st @ st) <= phi0 + 1e-4 * t * slope:
-                break
-            t *= 0.5
-        else:
-            break
+        chol, info = potrf(hess.astype(rows_w.dtype, copy=False), lower=False,
+                           overwrite_a=True)
+        step = None
+        if not info:
+            step, info = potrs(chol, -grad.astype(rows_w.dtype), lower=False)
+            step = None if info else step.astype(float)
+        slope = float(grad @ step) if step is not None else 0.0
+        r_step = R @ step if slope < 0 else None
+        t = _armijo(v, step, r_step, slack, reg, mu, slope) if slope < 0 else None
+        if t is None:
+            if not single:
+                break  # (a guess: stop at the last iterate)
+            single, gram = False, None
+            rows_w, syrk, potrf, potrs = R, blas.dsyrk, lapack.dpotrf, lapack.dpotrs
+            n_iter -= 1
+            continue
         v += t * step
         f += t * r_step
         if t == 1.0 and np.array_equal(f < 1.0, s_now):
@@ -110,3 +108,18 @@ def squared_hinge_support(R, v0, *, penalty, free_last=True, max_iter=20):
     slack = 1.0 - f
     rows = np.flatnonzero(slack > 0)
     return rows[np.argsort(-slack[rows], kind="stable")], n_iter
+
+
+def _armijo(v, step, r_step, slack, reg, mu, slope):
+    """Backtracking (Armijo) step length on the piecewise quadratic φ(v + t·step) (``r_step``
+    = R·step), or None when no step of at least 2^-40 decreases it enough."""
+    s = slack[slack > 0]
+    phi0 = 0.5 * float(v @ (reg * v)) + 0.5 * mu * float(s @ s)
+    t = 1.0
+    for _ in range(40):
+        vt = v + t * step
+        st = np.maximum(slack - t * r_step, 0.0)
+        if 0.5 * float(vt @ (reg * vt)) + 0.5 * mu * float(st @ st) <= phi0 + 1e-4 * t * slope:
+            return t
+        t *= 0.5
+    return None

@@ -204,9 +204,10 @@ def test_str_warm_start_gives_identical_run():
 
 
 def test_str_fast_path_matches_reference_path(monkeypatch):
-    # The optimised path (each drawn row once, the solver's entering-row shortlist) against
-    # the reference one (the subsample as drawn, the pool's most violated row every time):
-    # the same hypotheses, so the same test decisions and MW updates in every round.
+    # The optimised path (each drawn row once, gathered into one reused buffer, the
+    # solver's entering-row shortlist) against the reference one (the subsample as drawn,
+    # a fresh array per round, the pool's most violated row every time): the same
+    # hypotheses, so the same test decisions and MW updates in every round.
     import functools
 
     from skhybrid.transfer import _hard_margin
@@ -230,6 +231,30 @@ def test_str_fast_path_matches_reference_path(monkeypatch):
     np.testing.assert_allclose(fast.hypothesis_.intercept_, ref.hypothesis_.intercept_,
                                rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(fast.predict(X), ref.predict(X))
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_str_reuses_its_gather_buffer_only_for_a_learner_that_declares_it(declared):
+    # A learner refitted in place that keeps no view of X may get each round's rows in
+    # one reused buffer; the class must say so itself (a subclass may keep X).
+    X, y, mask = _gauss_shift(1500, 800)
+    bases = []
+
+    class Spy(HardMarginLinearSVC):
+        _fit_depends_on_distinct_rows_only = True
+        _fit_keeps_no_view_of_X = declared
+
+        def fit(self, X, y, sample_weight=None):
+            bases.append(X.base)
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    SubsampleTestReweigh(Spy(), epsilon=np.inf, alpha=0.02, max_iter=4, subsample_size=300,
+                         tau=0.0, warm_start=True, random_state=0).fit(X, y, curator_mask=mask)
+    assert len(bases) == 4
+    if declared:
+        assert bases[0] is not None and all(b is bases[0] for b in bases)
+    else:
+        assert all(b is None for b in bases)  # fresh arrays (fancy indexing)
 
 
 def test_str_warm_start_errors():
