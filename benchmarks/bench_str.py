@@ -76,6 +76,13 @@ def _timed(cls):
             return super().fit(X, y, sample_weight=sample_weight)
 
     Timed.__name__ = Timed.__qualname__ = cls.__name__
+    # What the class declares about its fit (read from the class itself, not inherited:
+    # SubsampleTestReweigh then hands it each drawn row once, in a reused buffer) holds for
+    # this subclass, which only records times. Without it the benchmark timed STR's
+    # reference path (every draw, a fresh array per round), not what a user runs.
+    for flag in ("_fit_depends_on_distinct_rows_only", "_fit_keeps_no_view_of_X"):
+        if flag in vars(cls):
+            setattr(Timed, flag, vars(cls)[flag])
     return Timed
 
 

@@ -179,8 +179,9 @@ def str_gaussian(out_dir, quick=False, seed=0):
     else:
         # The paper's headline size (n ≥ 90,000: err_T ≤ 2α, T ≈ 1200–1300). An STR round
         # is one exact hard-margin fit on a 48,022-draw × 500 subsample (≈37,300 distinct
-        # rows), warm-started from the previous round's support: ≈0.65 s per round on 2
-        # shared cores, one BLAS thread (bench_str.py).
+        # rows), warm-started from the previous round's hyperplane and a squared-hinge
+        # guess of its support: ≈0.33 s per round on 2 shared cores, one BLAS thread
+        # (bench_str.py).
         d, k, ns, reps, T, n_l = 500, 10, [90000], 2, 3000, 20000
     # App. C's subsample size (d + ln(0.05/T))/α takes T from Algorithm 1, which draws
     # m(α, β/T) examples per round for a union bound over its T = 32·log₂(8(χ² + 1)/α)/α²
