@@ -422,9 +422,21 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
                 )
             source = "data"
     try:
-        codes = np.minimum(np.searchsorted(found, y), found.size - 1)
-        outside = source != "data" and not np.array_equal(found[codes], y)
-    except TypeError:  # a label that does not compare with the set's: outside it
+        if y.dtype == object and source != "data":
+            # Each label looked up by value (1, 1.0, Decimal(1) and np.int64(1) are equal and
+            # hash alike): sorting an object array compares its labels with each other, and
+            # np.int64 against Decimal raised or not depending on where the odd label fell
+            # (red team 23).
+            index = {}
+            for code, label in enumerate(found.tolist()):
+                index.setdefault(label, code)
+            codes = np.fromiter((index.get(label, -1) for label in y), dtype=np.intp,
+                                count=y.size)
+            outside = bool((codes < 0).any())
+        else:
+            codes = np.minimum(np.searchsorted(found, y), found.size - 1)
+            outside = source != "data" and not np.array_equal(found[codes], y)
+    except TypeError:  # a label that does not compare with the set's (or hash): outside it
         codes, outside = None, True
     if outside:
         what = (origin or "the declared classes") if source == "classes" else (

@@ -377,3 +377,37 @@ def test_a_private_labels_type_does_not_reach_classes_or_the_fit(name, fit):
     with pytest.raises(ValueError, match="y has a label outside") as refusal:
         fit("1", acc)
     assert acc.events == [] and "'1'" not in str(refusal.value)
+
+
+@pytest.mark.parametrize("row", [21, 41, 59])
+def test_a_private_decimal_among_numpy_ints_is_the_label_at_any_row(row):
+    # Red team 23: labels were compared by sorting the object array, and np.int64 against
+    # Decimal raised (read as "outside the set") or not depending on the row the Decimal
+    # sat at: refused at rows 21 and 41, accepted at 59. Each label is looked up by value.
+    import warnings
+    from decimal import Decimal
+
+    from skhybrid import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+    from skhybrid.transfer import NoisySGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    labels = list(np.r_[[0, 1] * 30])  # numpy ints in a list
+    assert labels[row] == 1
+    given = labels[:row] + [Decimal(1)] + labels[row + 1:]
+    public = np.arange(60) < 10
+    for make, fit_kw in ((lambda acc: DPLogisticRegression(classes=[0, 1], accountant=acc,
+                                                          random_state=0),
+                          dict(public_mask=public)),
+                         (lambda acc: NoisySGDClassifier(classes=[0, 1], n_steps=20,
+                                                         accountant=acc, random_state=0),
+                          {})):
+        fitted = []
+        for y in (labels, given):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (SeedReuseWarning: seeded for the test)
+                clf = make(PrivacyAccountant()).fit(X, y, **fit_kw)
+            fitted.append((clf.classes_.tolist(), clf.classes_.dtype,
+                           clf.coef_.round(12).tolist()))
+        assert fitted[0] == fitted[1]
