@@ -351,3 +351,46 @@ def test_separable_but_badly_scaled_raw_breast_cancer_is_solved_exactly():
     np.testing.assert_allclose(margins[clf.support_], 1.0, atol=1e-6)
     np.testing.assert_allclose(alpha @ X[clf.support_], w, rtol=1e-6, atol=1e-6 * np.abs(w).max())
     assert abs(alpha.sum()) <= 1e-8 * np.abs(alpha).sum()
+
+
+def _badly_scaled(seed, n=40, d=5, fit_intercept=True):
+    # columns on scales 1e-6 to 1e6 (the hyperplane scaled to match), a 70 % subsample
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.uniform(-6, 6, size=d)
+    w, b = rng.normal(size=d), (rng.normal() if fit_intercept else 0.0)
+    X = rng.normal(size=(4 * n, d)) * scale
+    m = X @ (w / scale) + b
+    keep = np.abs(m) > 0.05 * np.linalg.norm(w)
+    X, y = X[keep][:n], (m[keep][:n] > 0).astype(int)
+    return X, y, rng.random(len(y)) < 0.7
+
+
+@pytest.mark.parametrize("seed", [30, 117, 261])
+def test_a_warm_fit_on_badly_scaled_features_ends_where_the_cold_fit_does(seed):
+    # Red team 23: float64 lost the warm path (NotSeparableError) on data a cold fit solves;
+    # the cold fit now decides before anything is raised.
+    X, y, sub = _badly_scaled(seed)
+    cold = HardMarginLinearSVC().fit(X, y)
+    warm = HardMarginLinearSVC(warm_start=True).fit(X[sub], y[sub]).fit(X, y)
+    np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=1e-9)
+    np.testing.assert_allclose(warm.intercept_, cold.intercept_, rtol=1e-9)
+
+
+def test_without_intercept_a_fit_that_lost_stationarity_is_not_returned(monkeypatch):
+    # Red team 23: without an intercept the active-set result was returned unchecked; on
+    # badly scaled features (column scales 1e-5 to 1e6) its v = Σ uᵢzᵢ was off by 8-19 %
+    # of ‖v‖: a non-optimal fit. Now checked: a solve whose v has drifted off its
+    # multipliers (simulated here) is finished by the interior-point solver.
+    from skhybrid.transfer import _hard_margin
+
+    X, y = _separable(400, 10, 4, offset=0.0)
+    exact = HardMarginLinearSVC(fit_intercept=False).fit(X, y)
+    solve = _hard_margin.min_norm_dual_active_set
+
+    def drifted(Z, **kw):
+        v, act, u, steps, scans = solve(Z, **kw)
+        return v * (1 + 1e-3), act, u, steps, scans
+
+    monkeypatch.setattr(_hard_margin, "min_norm_dual_active_set", drifted)
+    clf = HardMarginLinearSVC(fit_intercept=False).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, exact.coef_, rtol=1e-8)
