@@ -86,6 +86,10 @@ QUICK = {
             + [(f"NoisySGD calibration, {w}", c, t, f"{p}%") for w, c, t, p in re.findall(
                 rf"(cold|warm) \(.*?\)\s+calibration\s+({NUM}) ms of\s+({NUM}) ms\s+\(\s*({NUM}) %\)",
                 text)])),
+    "bench_adaptation_scale.py": (
+        ["--m", "10000", "--repeat", "1", "--max-old", "10000", "--skip-fit"], "sdp/dual (s)",
+        _rows(rf"^\s*(?P<m>\d+)\s+(?P<a>{NUM})\s+(?P<b>{NUM})\s+(?P<ratio>{NUM})\s",
+              lambda g: f"m={g['m']} public rows")),
     "bench_adaptation_fit.py": (
         ["--K", "100", "--m", "300", "--n", "2000", "--repeat", "2"], "expm loop/this (s)",
         _rows(rf"^(?P<name>fit|loop \(eigh\))\s+(?P<a>{NUM})\s+{NUM}\s+(?P<ratio>{NUM})$",
@@ -104,6 +108,14 @@ QUICK = {
         [], "naive/packed (s)",
         _rows(rf"^\s*(?P<c>\d+)\s+(?P<n>\d+)\s+(?P<a>{NUM})\s+(?P<b>{NUM})\s+(?P<ratio>{NUM})x$",
               lambda g: f"c={g['c']} n={g['n']}")),
+    "bench_import.py": (
+        ["--repeats", "5"], "median ms / import sklearn",
+        _rows(rf"^(?P<name>import skhybrid|from skhybrid import \S+, \S+)\s+(?P<a>{NUM})\s+"
+              rf"(?P<ratio>{NUM})\s+{NUM}$", lambda g: g["name"])),
+    "bench_ledger.py": (
+        ["--repeats", "3", "--block", "100"], "us per charge / memory",
+        _rows(rf"^(?P<name>memory|sqlite|postgresql)\s+(?P<a>{NUM})\s+\d+\s+(?P<ratio>{NUM})"
+              rf"\s+{NUM}$", lambda g: f"one charge, {g['name']}")),
     "bench_ppm_exact_limit.py": (
         ["--budget", "10", "--stop", "5", "--dims", "2", "--no-scoring-ratio"],
         "largest n_pub in budget",
