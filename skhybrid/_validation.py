@@ -422,11 +422,12 @@ def resolve_classes(y, classes, *, estimator, trusted=None, binary=False, origin
                 )
             source = "data"
     try:
-        if y.dtype == object and source != "data":
+        if source != "data" and (y.dtype == object or y.dtype.kind != found.dtype.kind):
             # Each label looked up by value (1, 1.0, Decimal(1) and np.int64(1) are equal and
             # hash alike): sorting an object array compares its labels with each other, and
             # np.int64 against Decimal raised or not depending on where the odd label fell
-            # (red team 23).
+            # (red team 23); and numpy compares ints with floats in float64, where 2^53 + 1
+            # is 2^53 (red team 24). (Labels of the set's own kind take the sorted path.)
             index = {}
             for code, label in enumerate(found.tolist()):
                 index.setdefault(label, code)

@@ -411,3 +411,22 @@ def test_a_private_decimal_among_numpy_ints_is_the_label_at_any_row(row):
             fitted.append((clf.classes_.tolist(), clf.classes_.dtype,
                            clf.coef_.round(12).tolist()))
         assert fitted[0] == fitted[1]
+
+
+def test_an_integer_label_next_to_a_float_label_is_compared_exactly():
+    # Red team 24: numpy compares int labels with a float set in float64, where 2^53 + 1
+    # is 2^53, while the lookup by value (taken when another row makes y an object array)
+    # does not: whether a private 2^53 + 1 was accepted depended on another row's type.
+    from decimal import Decimal
+
+    from skhybrid import PrivacyAccountant
+    from skhybrid.learners import DPLogisticRegression
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    labels = [0, 2 ** 53] * 30
+    for other in (0, Decimal(0)):
+        y = [2 ** 53 + 1, other] + labels[2:]
+        acc = PrivacyAccountant()
+        with pytest.raises(ValueError, match="y has a label outside"):
+            DPLogisticRegression(classes=[0.0, 2.0 ** 53], accountant=acc).fit(X, y)
+        assert acc.events == []

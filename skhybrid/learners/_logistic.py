@@ -356,8 +356,10 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         has_private = bool((~public).any())
         # Everything that sets the noise comes from parameters and the public mask only.
         n = X.shape[0]
+        # (the reachability check waits for the public model below, so that a refusal
+        # names the tol the whole bound needs)
         eps_each, lam, norm = self._private_plan(n, int(public.sum()), X.shape[1],
-                                                 len(self.classes_))
+                                                 len(self.classes_), check_reachable=False)
         self._warn_if_public_rows_clipped(X[public])
         # The public-only minimisers (public rows, before the charge): they centre the
         # regulariser under public_rows="auto", and under either setting their size stands
@@ -422,13 +424,15 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                                      @ (np.abs(Xh) @ np.abs(c) + row_norm * push)))
         return self.public_weight * math.sqrt(dim) * worst / n
 
-    def _private_plan(self, n, n_public, n_features, n_classes):
+    def _private_plan(self, n, n_public, n_features, n_classes, check_reachable=True):
         """(ε per problem, λ, row norm) of a fit, with its refusals, before any charge.
 
         Reads parameters and the public sizes only (rows, public rows, features, classes),
         so a meta-estimator that charges for this learner's fits (STR's rounds) can make
         the same refusals before its own charge. ε is ``inf`` for a fit with no private
-        row or ``epsilon=np.inf``.
+        row or ``epsilon=np.inf``. ``check_reachable=False`` leaves :meth:`_check_reachable`
+        to the caller (``fit`` runs it with the public model's terms, so that a refusal
+        names the ``tol`` the whole bound needs).
         """
         norm = math.sqrt(self.data_norm**2
                          + (self.intercept_scaling**2 if self.fit_intercept else 0))
@@ -445,7 +449,8 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         n_problems = 1 if n_classes == 2 else n_classes
         eps_each = calibrate_pure_epsilon(self.epsilon, self.delta, n_problems)
         mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
-        self._check_reachable(mechanism, n_features + bool(self.fit_intercept), n_public)
+        if check_reachable:
+            self._check_reachable(mechanism, n_features + bool(self.fit_intercept), n_public)
         return eps_each, lam, norm
 
     def _check_reachable(self, mechanism, dim, n_public, center=0.0, center_norm=0.0,

@@ -762,3 +762,27 @@ def test_without_the_noises_push_the_weakly_regularised_pair_disagrees(monkeypat
     monkeypatch.setattr(_logistic, "_noise_push", lambda mechanism, dim: 0.0)
     outcomes = [o for labels in pair for o in _fit_outcomes(X, labels, public, [3], **params)]
     assert outcomes == ["ok", "raise"]
+
+
+@pytest.mark.parametrize("loader, epsilon", [("breast_cancer", 10.0), ("wine", 20.0)])
+def test_the_tol_a_refusal_names_is_accepted(loader, epsilon):
+    # Red team 24: with public rows the refusal named the tol of an early check without the
+    # public model's terms, and that tol was refused again (with a larger one named).
+    import re
+
+    from sklearn import datasets
+
+    from skhybrid import BudgetExceededError
+
+    X, y = getattr(datasets, f"load_{loader}")(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    public = np.random.default_rng(0).random(len(y)) < 0.2
+    params = dict(epsilon=epsilon, C=1e3, classes=np.unique(y), random_state=0,
+                  data_norm=float(np.linalg.norm(X, axis=1).max()))
+    with pytest.raises(ValueError, match=r"Use tol >= (\S+) ") as refusal:
+        DPLogisticRegression(tol=1e-13, **params).fit(X, y, public_mask=public)
+    named = float(re.search(r"tol >= (\S+) ", str(refusal.value)).group(1))
+    # the named tol passes every pre-charge check: the fit reaches the (empty) budget
+    with pytest.raises(BudgetExceededError):
+        DPLogisticRegression(tol=named, accountant=PrivacyAccountant(epsilon=1e-9),
+                             **params).fit(X, y, public_mask=public)
