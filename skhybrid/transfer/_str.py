@@ -585,7 +585,8 @@ class SubsampleTestReweigh(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
         # page in (App. C: the gather 43 -> 27 ms).
         reuse = warm is not None and bool(vars(type(base)).get("_fit_keeps_no_view_of_X",
                                                                 False))
-        buffer = np.empty_like(Xc) if reuse else None
+        buffer = (np.empty((min(m1, n_c) if distinct_rows else m1, Xc.shape[1]))
+                  if reuse else None)
 
         def round_(t, log_w):
             log_mu = log_w - np.logaddexp.reduce(log_w)
