@@ -507,26 +507,35 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                 raise ValueError(f"DPLogisticRegression at epsilon={self.epsilon!r}, "
                                  f"tol={self.tol!r}: {exc} Nothing was charged.") from None
             return rounding
-        fix = []
-        # (a term that alone takes half of the allowed tol/2 is named)
-        if mechanism.eps_out < low or _FLOAT64_EPS * noise > self.tol / 4:
-            # the noise bound and the output share both scale as 1/ε at such small ε
-            factor = max(low / mechanism.eps_out, 4 * _FLOAT64_EPS * noise / self.tol)
-            fix.append(f"epsilon >= about {self.epsilon * factor * 1.01:.2g}")
-        if 2.0 * rounding > self.tol:
-            fix.append(f"tol >= {_one_digit_up(2.0 * rounding)}")
+        if mechanism.eps_out < low:
+            # The output noise's share ε·0.05 is below the supported range: only ε helps.
+            raise ValueError(
+                f"DPLogisticRegression cannot release at epsilon={self.epsilon!r}: the "
+                f"output noise's share of it is below {low:g}. Use epsilon >= about "
+                f"{self.epsilon * low / mechanism.eps_out * 1.01:.2g}. Nothing was charged.")
+        # tol >= 2·rounding is enough alone; each other remedy shrinks a term that alone
+        # takes half of the allowed tol/2, and may need another beside it.
+        terms = []
+        if _FLOAT64_EPS * noise > self.tol / 4:  # (the noise bound scales as 1/ε)
+            terms.append(f"epsilon >= about "
+                         f"{self.epsilon * 4 * _FLOAT64_EPS * noise / self.tol * 1.01:.2g}")
         if _FLOAT64_EPS * self.public_weight * n_public / n > self.tol / 4:
-            fix.append("a smaller public_weight")
+            terms.append("a smaller public_weight")
         if _FLOAT64_EPS * (centring + margins) > self.tol / 4:
-            fix.append("a smaller C (the solution's coefficients, from the public rows' model "
-                       "and from how far the noise can push it against a weak regulariser, "
-                       "are so large that float64 cannot locate the solution near them)")
+            terms.append(
+                "a smaller C (the solution's coefficients, from the public rows' model and "
+                "from how far the noise can push them against a weak regulariser, are so "
+                "large that float64 cannot locate the solution near them)" if n_public else
+                "a smaller C (how far the noise can push the solution against a weak "
+                "regulariser is so large that float64 cannot locate it)")
         raise ValueError(
             f"DPLogisticRegression cannot certify tol={self.tol!r} in float64 at "
             f"epsilon={self.epsilon!r}, public_weight={self.public_weight!r} on {n} rows: its "
             "gradient sums terms so large that their rounding exceeds tol, and whether the "
-            "solver still reaches tol would depend on the private rows. Use "
-            + " or ".join(fix) + ". Nothing was charged."
+            f"solver still reaches tol would depend on the private rows. Use tol >= "
+            f"{_one_digit_up(2.0 * rounding)}"
+            + ("; or shrink the largest terms (one or more of): " + "; ".join(terms)
+               if terms else "") + ". Nothing was charged."
         )
 
     def _solve_all(self, y, X_hat, public, norm, has_private, mechanism, row_weight,
