@@ -365,7 +365,9 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
         # regulariser under public_rows="auto", and under either setting their size stands
         # for the solution's in the reachability check (red teams 18 and 21).
         mechanism = ObjectivePerturbation(eps_each, lam, n, output_share=_OUTPUT_SHARE)
-        centers = self._public_centers(X[public], y[public], norm, has_private, n_problems)
+        X_public = _normalised_rows(X[public], self.data_norm, norm,
+                                    self.intercept_scaling if self.fit_intercept else None)
+        centers = self._public_centers(X_public, y[public], norm, has_private, n_problems)
         rounding = 0.0
         if has_private and not self.nonprivate:
             dim = X.shape[1] + bool(self.fit_intercept)
@@ -375,8 +377,7 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
                 center=max(np.max(np.abs(c)) for c in centers),
                 center_norm=max(np.linalg.norm(c) for c in centers),
                 public_margins=self._public_margins_rounding(
-                    X[public], y[public], norm, centers, dim, n,
-                    _noise_push(mechanism, dim)))
+                    X_public, y[public], centers, dim, n, _noise_push(mechanism, dim)))
         if not has_private:
             events = []
         elif self.nonprivate:
@@ -394,26 +395,24 @@ class DPLogisticRegression(PrivateEstimatorMixin, LinearClassifierMixin, BaseEst
             return self._solve_all(y, X_hat, public, norm, has_private, mechanism,
                                    row_weight, n_problems, rng, centers, rounding)
 
-    def _public_centers(self, X_public, y_public, norm, has_private, n_problems):
+    def _public_centers(self, Xh, y_public, norm, has_private, n_problems):
         """The public-only minimiser per one-vs-rest problem (public data, free), or None
-        for a fit with no public row or no private one."""
+        for a fit with no public row or no private one; ``Xh``: the public rows,
+        normalised."""
         if not (has_private and not self.nonprivate and y_public.size):
             return None
-        Xh = _normalised_rows(X_public, self.data_norm, norm,
-                              self.intercept_scaling if self.fit_intercept else None)
         targets = [self.classes_[1]] if n_problems == 1 else self.classes_
         with single_blas_thread_if_small(Xh.shape[1]):
             return [_public_minimiser(Xh, np.where(y_public == cls, 1.0, -1.0), self.C, norm,
                                       self.tol) for cls in targets]
 
-    def _public_margins_rounding(self, X_public, y_public, norm, centers, dim, n, push=0.0):
+    def _public_margins_rounding(self, Xh, y_public, centers, dim, n, push=0.0):
         """The public rows' share of the margins' rounding in the gradient, at the public
         minimisers (public data): Σ pw·σ'(mᵢ)·‖x̂ᵢ‖·√dim·(Σⱼ|x̂ᵢⱼcⱼ| + ‖x̂ᵢ‖·push) / n, the
         largest over the one-vs-rest problems, where ``push`` bounds how far the noise
         moves the solution from c. (A row far from the public model's boundary has
-        σ'(mᵢ) ≈ 0: its margin's rounding barely moves the gradient.)"""
-        Xh = _normalised_rows(X_public, self.data_norm, norm,
-                              self.intercept_scaling if self.fit_intercept else None)
+        σ'(mᵢ) ≈ 0: its margin's rounding barely moves the gradient.) ``Xh``: the public
+        rows, normalised."""
         row_norm = np.linalg.norm(Xh, axis=1)
         targets = [self.classes_[1]] if len(centers) == 1 else self.classes_
         worst = 0.0

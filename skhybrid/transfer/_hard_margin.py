@@ -513,22 +513,20 @@ class HardMarginLinearSVC(LinearClassifierMixin, BaseEstimator):
         if not self.fit_intercept:
             # KKT stationarity, v = Σ uᵢzᵢ: the solver keeps it by updates, which float64
             # loses on badly scaled features (red team 23: column scales 1e-5 to 1e6 left a
-            # residual of 8-19 % of ‖v‖ and a non-optimal fit); the interior-point solver
-            # then finishes from this support.
-            if np.linalg.norm(u @ self._rows(X, s, act) - v) <= 1e-8 * max(1.0, float(u.sum())):
-                return act, u, v, scans
-            if self.verbose:
-                print("[HardMarginLinearSVC] KKT check failed after the active-set solve; "
-                      "finishing with the interior-point solver")
-            return np.union1d(pool, act), None, None, scans
-        v[-1] *= c
-        Za = self._rows(X, s, act)
-        v_p, u_p = _polish(Za, v, u, True)
-        # KKT of the unpenalised problem: feasibility, u ≥ 0, w = Σ uᵢyᵢxᵢ, Σ uᵢyᵢ = 0.
-        scale = max(1.0, float(u_p.sum()))
-        if (np.all(u_p >= 0) and np.all(s * (X @ v_p[:-1] + v_p[-1]) >= 1.0 - self.tol)
-                and np.linalg.norm(u_p @ Za[:, :d] - v_p[:d]) <= 1e-8 * scale
-                and abs(float(u_p @ Za[:, d])) <= 1e-10 * scale):
+            # residual of 8-19 % of ‖v‖ and a non-optimal fit).
+            v_p, u_p = v, u
+            optimal = (np.linalg.norm(u @ self._rows(X, s, act) - v)
+                       <= 1e-8 * max(1.0, float(u.sum())))
+        else:
+            v[-1] *= c
+            Za = self._rows(X, s, act)
+            v_p, u_p = _polish(Za, v, u, True)
+            # KKT of the unpenalised problem: feasibility, u ≥ 0, w = Σ uᵢyᵢxᵢ, Σ uᵢyᵢ = 0.
+            scale = max(1.0, float(u_p.sum()))
+            optimal = (np.all(u_p >= 0) and np.all(s * (X @ v_p[:-1] + v_p[-1]) >= 1.0 - self.tol)
+                       and np.linalg.norm(u_p @ Za[:, :d] - v_p[:d]) <= 1e-8 * scale
+                       and abs(float(u_p @ Za[:, d])) <= 1e-10 * scale)
+        if optimal:
             return act, u_p, v_p, scans
         if self.verbose:
             print("[HardMarginLinearSVC] KKT check failed after the active-set solve; "
